@@ -1,0 +1,251 @@
+"""One resolved configuration, built once and passed down.
+
+Precedence, lowest to highest: built-in defaults < ``$LCM_HOME/config.toml`` <
+``LCM_*`` environment variables < explicit arguments. Every setting is
+declared once in ``SETTINGS`` with its type, default and help; the config file
+key is its dotted name (``[summarizer] provider = "openai"`` or
+``"summarizer.provider" = ...``), the environment variable is ``LCM_`` plus the
+name upper-cased with dots as underscores (``LCM_SUMMARIZER_PROVIDER``).
+
+This is the only module that reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lossless.errors import ConfigError
+
+CONFIG_FILE = "config.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    secret: bool = False
+
+    @property
+    def env(self) -> str:
+        return "LCM_" + self.name.upper().replace(".", "_")
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("storage.backend", str, "sqlite", "Where history lives.", ("sqlite", "postgresql")),
+    Setting(
+        "postgres.url", str, "", "PostgreSQL URL (postgresql://user@host:5432/db).", secret=True
+    ),
+    Setting("postgres.ca_file", str, "", "CA certificate file for verified TLS to PostgreSQL."),
+    Setting("claude_home", str, "~/.claude", "Claude Code's data folder (holds projects/)."),
+    Setting("codex_home", str, "~/.codex", "Codex CLI's data folder (holds sessions/)."),
+    Setting("fresh_tail_count", int, 32, "Newest raw messages that are never compacted."),
+    Setting("leaf_chunk_tokens", int, 20_000, "Most source tokens summarized into one leaf."),
+    Setting("leaf_target_tokens", int, 1_200, "Target size of a leaf summary."),
+    Setting("condensed_target_tokens", int, 2_000, "Target size of a condensed summary."),
+    Setting("leaf_min_fanout", int, 8, "Leaf summaries needed before condensing them."),
+    Setting("condensed_min_fanout", int, 4, "Same-depth summaries needed before condensing."),
+    Setting("context_threshold", float, 0.75, "Share of the budget that triggers compaction."),
+    Setting("context_budget_tokens", int, 200_000, "Model context window assumed for budgets."),
+    Setting("incremental_max_depth", int, 1, "Condensation depth after each turn (-1: no limit)."),
+    Setting("compact_max_rounds", int, 10, "Full sweeps compact_until_under may run."),
+    Setting(
+        "large_file_threshold", int, 25_000, "Tokens above which file content is stored apart."
+    ),
+    Setting("max_expand_tokens", int, 4_000, "Default token cap of expand results."),
+    Setting(
+        "summarizer.provider",
+        str,
+        "extractive",
+        "Who writes summaries (extractive works offline).",
+        ("extractive", "anthropic", "openai", "command"),
+    ),
+    Setting("summarizer.model", str, "", "Model name for anthropic/openai summarizers."),
+    Setting("summarizer.base_url", str, "", "OpenAI-compatible base URL (vLLM, Ollama, ...)."),
+    Setting("summarizer.api_key", str, "", "API key for the summarizer provider.", secret=True),
+    Setting("summarizer.command", str, "", "Command for the command provider, e.g. 'claude -p'."),
+    Setting("summarizer.timeout_s", float, 60.0, "Timeout of one summarizer call, in seconds."),
+    Setting("summarizer.retries", int, 2, "Retries of a failed summarizer call."),
+    Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+_BY_ATTR = {s.attr: s for s in SETTINGS}
+
+
+def _coerce(setting: Setting, value: Any, origin: str) -> Any:
+    try:
+        if setting.type is bool:
+            if isinstance(value, bool):
+                result: Any = value
+            elif isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+                result = True
+            elif isinstance(value, str) and value.strip().lower() in (
+                "0",
+                "false",
+                "no",
+                "off",
+                "",
+            ):
+                result = False
+            else:
+                raise ValueError(value)
+        elif setting.type is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            result = int(value)
+        elif setting.type is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            result = float(value)
+        else:
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise ValueError(value)
+            result = str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{setting.name} from {origin}: expected {setting.type.__name__}, got {value!r}"
+        ) from None
+    if setting.choices and result not in setting.choices:
+        raise ConfigError(
+            f"{setting.name} from {origin}: {result!r} is not one of {', '.join(setting.choices)}"
+        )
+    return result
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and name not in _BY_NAME:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("LCM_HOME") or "~/.lcm").expanduser()
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration; ``origins`` says where each value came from."""
+
+    home: Path
+    values: dict[str, Any]
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def __getattr__(self, attr: str) -> Any:
+        setting = _BY_ATTR.get(attr)
+        if setting is None:
+            raise AttributeError(attr)
+        return self.values[setting.name]
+
+    def get(self, name: str) -> Any:
+        return self.values[name]
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "lcm.db"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.home / "files"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "logs"
+
+    def path(self, name: str) -> Path:
+        """A path-valued setting with ``~`` expanded."""
+        return Path(str(self.values[name])).expanduser()
+
+    def display(self) -> list[tuple[str, str, str]]:
+        """(name, value, origin) rows with secrets masked, for ``lcm config show``."""
+        rows = [("home", str(self.home), self.origins.get("home", "default"))]
+        for s in SETTINGS:
+            value = self.values[s.name]
+            shown = ("****" if value else "") if s.secret else str(value)
+            if s.name == "postgres.url" and value:
+                shown = mask_url(str(value))
+            rows.append((s.name, shown, self.origins[s.name]))
+        return rows
+
+
+def mask_url(url: str) -> str:
+    """Hide the password of ``scheme://user:password@host``; keep the rest."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "****"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":****@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def load_config(
+    home: Path | str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Resolve the configuration. ``overrides`` use dotted names or attribute names."""
+    environ = os.environ if env is None else env
+    origins: dict[str, str] = {}
+    if home is not None:
+        home_path = Path(home).expanduser()
+        origins["home"] = "argument"
+    else:
+        home_path = default_home(environ)
+        origins["home"] = "env LCM_HOME" if environ.get("LCM_HOME") else "default"
+
+    values = {s.name: s.default for s in SETTINGS}
+    origins.update({s.name: "default" for s in SETTINGS})
+
+    config_file = home_path / CONFIG_FILE
+    if config_file.exists():
+        try:
+            with config_file.open("rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {config_file}: {exc}") from None
+        for name, value in _flatten(data).items():
+            setting = _BY_NAME.get(name)
+            if setting is None:
+                raise ConfigError(
+                    f"{config_file}: unknown setting {name!r} "
+                    "(see `lcm config show` for the valid names)"
+                )
+            values[name] = _coerce(setting, value, str(config_file))
+            origins[name] = f"file {config_file}"
+
+    for setting in SETTINGS:
+        if setting.env in environ:
+            values[setting.name] = _coerce(setting, environ[setting.env], f"env {setting.env}")
+            origins[setting.name] = f"env {setting.env}"
+
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        setting = _BY_NAME.get(key) or _BY_ATTR.get(key)
+        if setting is None:
+            raise ConfigError(f"unknown setting {key!r}")
+        values[setting.name] = _coerce(setting, value, "argument")
+        origins[setting.name] = "argument"
+
+    return Config(home=home_path, values=values, origins=origins)

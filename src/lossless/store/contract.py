@@ -1,0 +1,333 @@
+"""The storage contract: what the engine needs from a backend, and nothing else.
+
+Every backend (``store.sqlite``, ``store.postgres``) implements these Protocols
+and passes the same conformance suite (``tests/store/conformance.py``). No SQL,
+connection or driver object crosses this boundary.
+
+Transactions are explicit::
+
+    with store.transaction() as tx:
+        result = tx.messages.append(conversation.id, messages)
+        tx.context.append_messages(conversation.id, result.inserted)
+
+``tx`` has the same repositories as ``store``, bound to the transaction; leaving
+the block commits, an exception rolls everything back and propagates. Opening a
+transaction inside another raises ``NestedTransactionError``. A repository call
+made outside any transaction is atomic on its own.
+
+Text inputs containing U+0000 are refused with ``InputError`` by every backend
+(PostgreSQL cannot store it, SQLite's full-text index would silently cut it).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from lossless.models import (
+    JSON,
+    ContextItem,
+    Conversation,
+    LargeFile,
+    Message,
+    NativeRecord,
+    NewLargeFile,
+    NewMessage,
+    NewNativeRecord,
+    NewSummary,
+    Part,
+    QuarantinedLine,
+    SearchHit,
+    SourceCursor,
+    Summary,
+)
+
+GrepMode = Literal["regex", "full_text"]
+GrepScope = Literal["messages", "summaries", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    full_text: bool = True
+    regex: bool = True
+    substring_index: bool = True
+    distributed_coordination: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    inserted: list[Message]
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class GrepQuery:
+    """A grep/search request. ``since`` is a canonical UTC timestamp string.
+
+    Ordering contract: ``full_text`` hits are ranked best first (ties broken by
+    newest first, then id); ``regex`` hits are newest first, then id descending.
+    """
+
+    pattern: str
+    mode: GrepMode = "full_text"
+    scope: GrepScope = "both"
+    conversation_id: int | None = None
+    session_id: str | None = None
+    project: str | None = None
+    since: str | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    conversation_id: int
+    owner: str
+    fence: int
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    conversations: int
+    messages: int
+    parts: int
+    native_records: int
+    summaries: int
+    context_items: int
+    large_files: int
+    quarantined: int
+    message_tokens: int
+    summary_tokens: int
+    by_client: dict[str, int] = field(default_factory=dict)
+
+
+class ConversationRepository(Protocol):
+    def get_or_create(
+        self,
+        *,
+        project: str,
+        session_id: str,
+        client: str,
+        title: str | None = None,
+        parent_id: int | None = None,
+        metadata: JSON | None = None,
+        created_at: str | None = None,
+    ) -> Conversation:
+        """Return the conversation for (project, client, session_id), creating it once."""
+        ...
+
+    def get(self, conversation_id: int) -> Conversation | None: ...
+
+    def find_by_session(
+        self, session_id: str, *, project: str | None = None
+    ) -> Conversation | None:
+        """Newest conversation with exactly this session id (optionally in one project)."""
+        ...
+
+    def list(
+        self, *, project: str | None = None, client: str | None = None, limit: int | None = None
+    ) -> builtins.list[Conversation]:
+        """Conversations ordered by created_at, then id."""
+        ...
+
+    def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
+        """Merge ``metadata`` into the conversation's metadata (shallow)."""
+        ...
+
+
+class MessageRepository(Protocol):
+    def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
+        """Append messages with contiguous ``seq`` values, their parts and native records.
+
+        Idempotent: a message whose ``ingest_key`` is already stored in the
+        conversation is skipped (counted in ``skipped``); native records whose
+        ``native_key`` is already stored are skipped too. Atomic as a whole.
+        """
+        ...
+
+    def add_native_records(self, conversation_id: int, records: Sequence[NewNativeRecord]) -> int:
+        """Store records that belong to no message; returns how many were new."""
+        ...
+
+    def get(self, message_id: int) -> Message | None: ...
+
+    def get_many(self, message_ids: Sequence[int]) -> builtins.list[Message]:
+        """Messages with these ids, ordered by conversation then seq."""
+        ...
+
+    def list(
+        self, conversation_id: int, *, after_seq: int | None = None, limit: int | None = None
+    ) -> builtins.list[Message]:
+        """Messages ordered by seq; ``after_seq`` is exclusive."""
+        ...
+
+    def iter_all(self, conversation_id: int, *, batch: int = 1000) -> Iterator[Message]: ...
+
+    def parts(self, message_ids: Sequence[int]) -> dict[int, builtins.list[Part]]:
+        """Parts of each message, ordered by ordinal (messages without parts map to [])."""
+        ...
+
+    def native_records(
+        self, conversation_id: int, *, message_id: int | None = None
+    ) -> builtins.list[NativeRecord]:
+        """Native records in insertion order (optionally only one message's)."""
+        ...
+
+    def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
+        """The subset of ``keys`` already stored for the conversation."""
+        ...
+
+    def count(self, conversation_id: int | None = None) -> int: ...
+
+    def last(self, conversation_id: int) -> Message | None: ...
+
+
+class SummaryRepository(Protocol):
+    def create(
+        self,
+        summary: NewSummary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> Summary:
+        """Store a summary (id ``sum_`` + 16 hex) linked to the messages or summaries it covers."""
+        ...
+
+    def get(self, summary_id: str) -> Summary | None: ...
+
+    def list(self, conversation_id: int, *, depth: int | None = None) -> builtins.list[Summary]:
+        """Summaries ordered by created_at, then id."""
+        ...
+
+    def source_message_ids(self, summary_id: str) -> builtins.list[int]:
+        """Messages a leaf summary was built from, in order."""
+        ...
+
+    def source_summary_ids(self, summary_id: str) -> builtins.list[str]:
+        """Summaries a condensed summary was built from, in order (its ``<parents>``)."""
+        ...
+
+    def covering(self, message_ids: Sequence[int]) -> dict[int, str]:
+        """For each message id, the leaf summary that covers it (if any)."""
+        ...
+
+    def condensed_into(self, summary_id: str) -> str | None:
+        """The condensed summary this summary was merged into, if any."""
+        ...
+
+
+class ContextRepository(Protocol):
+    def list(self, conversation_id: int) -> builtins.list[ContextItem]:
+        """Context items ordered by ordinal."""
+        ...
+
+    def append_messages(self, conversation_id: int, messages: Sequence[Message]) -> None: ...
+
+    def replace_range(
+        self, conversation_id: int, first_ordinal: int, last_ordinal: int, summary: Summary
+    ) -> None:
+        """Replace the items with ordinals in [first, last] by one summary item.
+
+        Raises ``StoreError`` if the range does not match existing items.
+        """
+        ...
+
+    def token_total(self, conversation_id: int) -> int: ...
+
+
+class LargeFileRepository(Protocol):
+    def create(self, large_file: NewLargeFile) -> LargeFile: ...
+
+    def get(self, file_id: str) -> LargeFile | None: ...
+
+    def list(self, conversation_id: int) -> builtins.list[LargeFile]: ...
+
+
+class SearchRepository(Protocol):
+    def grep(self, query: GrepQuery) -> builtins.list[SearchHit]:
+        """Search messages and/or summaries; see ``GrepQuery`` for ordering.
+
+        Raises ``InputError`` for an invalid regex or an empty pattern.
+        """
+        ...
+
+
+class QuarantineRepository(Protocol):
+    def add(
+        self, *, source_path: str, line_no: int, byte_offset: int, error: str, raw: bytes
+    ) -> bool:
+        """Keep a line that could not be imported; False if it was already kept."""
+        ...
+
+    def list(
+        self, *, source_path: str | None = None, limit: int = 100
+    ) -> builtins.list[QuarantinedLine]: ...
+
+    def count(self) -> int: ...
+
+
+class CursorRepository(Protocol):
+    def get(self, source_path: str) -> SourceCursor | None: ...
+
+    def put(self, cursor: SourceCursor) -> None: ...
+
+
+class LeaseRepository(Protocol):
+    def acquire(self, conversation_id: int, owner: str, ttl_s: float) -> Lease | None:
+        """Take the conversation's lease if free or expired; None if someone else holds it.
+
+        Each successful acquisition gets a strictly larger fencing token.
+        Re-acquiring a lease one already holds extends it and keeps the token.
+        """
+        ...
+
+    def renew(self, lease: Lease, ttl_s: float) -> Lease:
+        """Extend a held lease; raises ``LeaseLostError`` if it was taken over."""
+        ...
+
+    def release(self, lease: Lease) -> None: ...
+
+    def check(self, lease: Lease) -> None:
+        """Raise ``LeaseLostError`` unless ``lease`` is still the current holder."""
+        ...
+
+
+class Repositories(Protocol):
+    """The repositories of one store, bound to its connection or transaction."""
+
+    @property
+    def conversations(self) -> ConversationRepository: ...
+    @property
+    def messages(self) -> MessageRepository: ...
+    @property
+    def summaries(self) -> SummaryRepository: ...
+    @property
+    def context(self) -> ContextRepository: ...
+    @property
+    def files(self) -> LargeFileRepository: ...
+    @property
+    def search(self) -> SearchRepository: ...
+    @property
+    def quarantine(self) -> QuarantineRepository: ...
+    @property
+    def cursors(self) -> CursorRepository: ...
+    @property
+    def leases(self) -> LeaseRepository: ...
+
+
+class Store(Repositories, Protocol):
+    backend: str
+    capabilities: Capabilities
+
+    def transaction(self) -> AbstractContextManager[Repositories]: ...
+
+    def stats(self) -> StoreStats: ...
+
+    def info(self) -> dict[str, Any]:
+        """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,102 @@
+"""Numbered SQL migrations with a checksum ledger, shared by every backend.
+
+A backend keeps its migrations as ``NNNN_name.sql`` files. Each applied
+migration is recorded with the SHA-256 of its text; on open the recorded
+history must be a prefix of the files on disk, unchanged. Anything else (a
+changed file, a missing file, a database migrated by a newer lossless) is a
+``MigrationError`` that says what differs, never a silent repair.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from lossless.errors import MigrationError
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedMigration:
+    version: int
+    name: str
+    checksum: str
+
+
+def load_migrations(package: str) -> list[Migration]:
+    """Read the ``migrations/`` folder of ``package``, ordered by version."""
+    folder: Traversable = resources.files(package).joinpath("migrations")
+    found: list[Migration] = []
+    for entry in folder.iterdir():
+        match = _NAME.match(entry.name)
+        if match is None:
+            continue
+        found.append(Migration(int(match.group(1)), match.group(2), entry.read_text("utf-8")))
+    found.sort(key=lambda m: m.version)
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise MigrationError(
+                f"migration files of {package} are not numbered 1..N without gaps: "
+                f"expected {expected:04d}, found {migration.version:04d}_{migration.name}.sql"
+            )
+    return found
+
+
+def pending_migrations(
+    available: list[Migration], applied: list[AppliedMigration], *, where: str
+) -> list[Migration]:
+    """Check the recorded history against the files and return what is left to apply."""
+    by_version = {m.version: m for m in available}
+    for position, record in enumerate(sorted(applied, key=lambda a: a.version), start=1):
+        if record.version != position:
+            raise MigrationError(
+                f"{where}: migration history has a gap or is out of order at "
+                f"{record.version:04d}_{record.name} (expected {position:04d})"
+            )
+        migration = by_version.get(record.version)
+        if migration is None:
+            raise MigrationError(
+                f"{where}: database has migration {record.version:04d}_{record.name}, "
+                "which this version of lossless does not know; it was written by a newer "
+                "lossless: upgrade lossless-context"
+            )
+        if migration.checksum != record.checksum:
+            raise MigrationError(
+                f"{where}: applied migration {record.version:04d}_{record.name} was changed "
+                f"after it was applied (recorded sha256 {record.checksum[:12]}, file "
+                f"{migration.checksum[:12]}); applied migrations are immutable: add a new one"
+            )
+    return [m for m in available if m.version > len(applied)]
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into statements, keeping trigger bodies whole."""
+    import sqlite3
+
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if not buffer and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        raise MigrationError(f"incomplete SQL statement at end of migration: {buffer[:80]!r}")
+    return statements

@@ -1,0 +1,111 @@
+"""Regex helpers shared by backends: validation, index pre-filter literals, snippets.
+
+Regex grep runs Python's ``re`` over candidate rows. To avoid scanning every
+message, a backend asks ``required_literal`` for a plain substring (3+
+characters) that every match must contain, and uses its trigram index to fetch
+only rows holding it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The stdlib regex parser (re._parser since 3.11) gives the pattern's structure.
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+from lossless.errors import InputError
+
+MIN_LITERAL = 3
+# Characters that would need escaping in a LIKE pattern; literals avoid them.
+_LIKE_SPECIAL = set("%_\\")
+
+
+def compile_user_regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise InputError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest plain substring every match of ``pattern`` must contain, if 3+ chars.
+
+    Only top-level literal runs count (a literal inside an alternation or an
+    optional group is not required). Returns None for case-insensitive
+    patterns with non-ASCII literals, where the index would disagree with ``re``.
+    """
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
+    best = ""
+    run: list[str] = []
+
+    def flush() -> None:
+        nonlocal best, run
+        text = "".join(run)
+        run = []
+        for piece in _split_like_special(text):
+            if len(piece) > len(best):
+                best = piece
+
+    for op, arg in parsed:
+        if op is sre_parse.LITERAL:
+            run.append(chr(arg))
+        elif op in (sre_parse.AT,):
+            continue
+        elif op is sre_parse.SUBPATTERN and _subpattern_flags_ok(arg):
+            # A plain capturing group: its body is required but may not join runs.
+            flush()
+            inner = _literal_body(arg[-1])
+            if inner is not None:
+                run.append(inner)
+            flush()
+        else:
+            flush()
+    flush()
+    if len(best) < MIN_LITERAL:
+        return None
+    if ignore_case and not best.isascii():
+        return None
+    return best
+
+
+def _subpattern_flags_ok(arg: Any) -> bool:
+    add_flags, del_flags = arg[1], arg[2]
+    return not add_flags and not del_flags
+
+
+def _literal_body(sub: Any) -> str | None:
+    chars: list[str] = []
+    for op, arg in sub:
+        if op is not sre_parse.LITERAL:
+            return None
+        chars.append(chr(arg))
+    return "".join(chars)
+
+
+def _split_like_special(text: str) -> list[str]:
+    pieces: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if ch in _LIKE_SPECIAL:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    pieces.append("".join(current))
+    return pieces
+
+
+def snippet_around(text: str, start: int, end: int, width: int = 80) -> str:
+    """A one-line excerpt of ``text`` around [start, end), the match in brackets."""
+    left = max(0, start - width)
+    right = min(len(text), end + width)
+    before = text[left:start]
+    match = text[start:end]
+    after = text[end:right]
+    snippet = f"{'…' if left else ''}{before}[{match}]{after}{'…' if right < len(text) else ''}"
+    return " ".join(snippet.split())
