@@ -1,0 +1,1 @@
+"""Summarizers: the protocol, depth-aware prompts, providers and escalation."""

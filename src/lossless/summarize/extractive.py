@@ -1,0 +1,621 @@
+"""The offline, deterministic summarizer.
+
+It cannot paraphrase, so it selects: the source is split into blocks (one per
+message or source summary, recognised by their timestamp/role header lines),
+blocks into lines and long prose lines into sentences. Each unit is scored for
+the things an agent needs to pick work back up: decisions and their reasons,
+errors, file paths, shell commands, identifiers, URLs, numbers, timestamps,
+and the user's first request. The best units that fit the token budget are
+kept in their original order under compact block headers, and a final
+"Expand for details about:" line says what was dropped and names the paths and
+identifiers that only appeared in dropped lines, so they can still be grepped
+for.
+
+Same input, same output: no randomness, no clock, no set-order dependence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from lossless.summarize.prompts import EXPAND_PREFIX
+from lossless.summarize.protocol import SummaryRequest, SummaryResponse
+from lossless.tokens import TokenEstimator, estimate_tokens
+
+_TS = (
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+    r"(?:\s?Z|\s?[+-]\d{2}:?\d{2}|\s?UTC)?)?"
+)
+_TS_RE = re.compile(_TS)
+_ROLES = r"user|human|assistant|ai|model|system|developer|tool|tool_use|tool_result|function"
+
+# A block header: a timestamp (or range) near the start of a line, optionally
+# in brackets or after markdown heading marks, optionally followed by a role or
+# "summary ..." label and a colon. Whatever follows on the line is content.
+_TS_HEADER_RE = re.compile(
+    rf"""^\s{{0,3}}(?P<hash>\#{{1,6}}\s*)?(?:\*\*)?[\[(]?\s*
+    (?P<ts>{_TS})
+    (?:\s*(?:\.\.|–|—|-|~|to)\s*(?P<ts2>{_TS}|\d{{2}}:\d{{2}}(?::\d{{2}})?))?
+    \s*[\])]?(?:\*\*)?\s*
+    (?P<label>(?:(?:{_ROLES})\b|summary\b)[^:\n]{{0,60}}:|(?:{_ROLES})\b\s*$)?
+    (?:\*\*)?\s*(?P<rest>.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ROLE_HEADER_RE = re.compile(
+    rf"""^\s{{0,3}}(?:\#{{1,6}}\s*)?(?:\*\*)?\[?
+    (?P<label>(?:{_ROLES}))\]?(?:\*\*)?\s*(?::|$)(?:\*\*)?\s*(?P<rest>.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_SUMMARY_TAG_RE = re.compile(r"^\s*<summary\b[^>]*>\s*$", re.IGNORECASE)
+_ATTR_TS_RE = re.compile(r'(earliest_at|latest_at)="([^"]*)"')
+_PURE_TAG_RE = re.compile(r"^\s*</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>\s*$")
+_FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
+_TOOL_MARKER_RE = re.compile(
+    r"^\s*[\[<(]?\s*(tool[_ ]result|tool output|output|stdout|stderr)\b", re.I
+)
+_TOOL_END_RE = re.compile(r"^\s*[\[<(]?\s*(tool[_ ]use|tool call|text|assistant)\b", re.I)
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'`])")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+# `cat -n` / Claude Code Read gutters ("  14→", "14\t"): numbering, not content.
+_GUTTER_RE = re.compile(r"^\s*\d+(?:→|\t|\s\|)")
+_TAG_RE = re.compile(r"</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>")
+# Text inside tool output that addresses the reader: a prompt-injection vector.
+# The extractive summarizer cannot rephrase it in the third person, so it drops it.
+_INJECTION_RE = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\b"
+    r"|\b(?:new|updated|system)\s+instructions?\b|\bsystem prompt\b",
+    re.IGNORECASE,
+)
+_TOOL_IMPERATIVE_RE = re.compile(
+    r"\byou\s+(?:\w+\s+(?:and|or)\s+)?(?:must|should|need to|are required to|have to|will now)\b"
+    r"|^\W*(?:important|reminder|note to (?:the )?(?:ai|assistant|model)|assistant|system)\s*:"
+    r"|\b(?:do not|don't|never|always)\s+(?:respond|reply|mention|tell|reveal|follow|run|execute)\b",
+    re.IGNORECASE,
+)
+
+_ERROR_RE = re.compile(
+    r"\b(?:errors?|exception|traceback|failed|failing|failure|fatal|panic(?:ked)?|denied|"
+    r"refused|segfault|abort(?:ed)?|cannot|can't|couldn't|unable to|"
+    r"not found|no such file|timed? ?out|exit (?:code|status) [1-9]\d*|broken|crash(?:ed|es)?)\b"
+    r"|\w+(?:Error|Exception)\b|\bE\d{3,4}\b|\bHTTP [45]\d\d\b|\b[45]\d\d (?:Not|Internal|Bad)",
+    re.IGNORECASE,
+)
+# Tool output is full of code that merely *mentions* errors (`{:error, _}`,
+# `except ValueError`); there only report-shaped errors count.
+_ERROR_REPORT_RE = re.compile(
+    r"^\W*(?:error|fatal|panic|failed|failure)\b\s*[:!\[]|^\W*\w*(?:Error|Exception)\s*:"
+    r"|\bTraceback \(most recent call last\)|(?-i:\bFAILED\b|\bERROR\b)|\bexit (?:code|status) [1-9]"
+    r"|\b(?:no such file or directory|permission denied|command not found|connection refused|"
+    r"timed out|segmentation fault|test(?:s)? failed|\d+ (?:failed|errors?))\b"
+    r"|\bHTTP [45]\d\d\b",
+    re.IGNORECASE,
+)
+_CODE_RE = re.compile(
+    r"^(?:def|defp|defmodule|class|import|from|return|raise|throw|const|let|var|function|if|"
+    r"elif|else|for|while|assert|end|fn|pub|use|alias|case|when|try|catch|except|with|async|"
+    r"await|export|module|package|public|private|protected|static|struct|impl|match|switch|"
+    r"#include|@\w+)\b"
+    r"|[{(\[,;]$|->$|\bdo$|^[})\].|:]|^<[\w/!%]|\w=[{\"']|==|=~|=>|:=|!=|&&|\|\|"
+)
+_DECISION_STRONG_RE = re.compile(
+    r"\b(?:decided|decide|decision|we will|we'll|i will|i'll|let's|going to|instead(?: of)?|"
+    r"switch(?:ed|ing)? to|chose|choose|chosen|agreed|settled on|root cause|because|"
+    r"the fix|fixed|fixes|resolved|solved|conclusion|turns out|todo|next step|must|"
+    r"don't|do not|never|always|requirement|goal)\b",
+    re.IGNORECASE,
+)
+_DECISION_WEAK_RE = re.compile(
+    r"\b(?:should|plan|fix|implemented|added|removed|renamed|created|updated|changed|"
+    r"moved|deleted|works|working|passes|passed|so that|need(?:s|ed)? to|want(?:s|ed)?)\b",
+    re.IGNORECASE,
+)
+_URL_RE = re.compile(r"\bhttps?://[^\s<>\"')\]]+")
+_PATH_RE = re.compile(
+    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]"
+    r"|\b[\w-]+\.(?:py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
+    r"swift|m|scala|ex|exs|erl|hs|lua|r|md|rst|txt|json|jsonl|toml|yaml|yml|ini|cfg|conf|sql|"
+    r"sh|bash|zsh|fish|ps1|html|css|scss|vue|svelte|lock|env|xml|csv|log|proto|gradle|tf|"
+    r"dockerfile|db|sqlite)\b",
+    re.IGNORECASE,
+)
+_COMMAND_RE = re.compile(
+    r"^\s*(?:[$❯%>]\s+|(?:sudo\s+)?(?:git|npm|npx|pnpm|yarn|pip3?|uv|uvx|poetry|pytest|"
+    r"python3?|node|deno|bun|cargo|rustc|go|make|cmake|docker(?:-compose)?|kubectl|helm|"
+    r"terraform|ls|cd|cat|grep|rg|sed|awk|find|curl|wget|psql|sqlite3|mysql|redis-cli|ssh|"
+    r"scp|rsync|chmod|chown|mkdir|rm|mv|cp|touch|tar|brew|apt|apt-get|systemctl|journalctl|"
+    r"lcm|claude|codex|gh|ruff|mypy|black|eslint|tsc|jest|vitest|mvn|gradle|dotnet|bundle|"
+    r"rake|rails|mix|export|source)\s+\S)"
+    r'|"(?:command|cmd)"\s*:\s*"|\b(?:command|cmd)=\S',
+)
+_CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
+_SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+_CALL_RE = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[^)]{0,40}\))")
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?:%|ms|s|m|h|kb|mb|gb|k|x)?\b", re.I)
+_BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{48,}")
+_FILLER_RE = re.compile(
+    r"^(?:ok(?:ay)?|sure|thanks?(?: you)?|great|perfect|done|yes|no|got it|sounds good|"
+    r"let me (?:check|look|see)(?: (?:at )?(?:that|this|it))?|continue|go on)[.!]*$",
+    re.IGNORECASE,
+)
+
+_MAX_UNIT_CHARS = {"normal": 240, "aggressive": 160}
+_GOAL_UNITS = 2
+
+
+@dataclass(slots=True)
+class _Unit:
+    block: int
+    pos: int
+    text: str
+    score: float = 0.0
+    kinds: frozenset[str] = frozenset()
+    handles: tuple[str, ...] = ()
+    duplicate: bool = False
+    forced: bool = False
+
+
+@dataclass(slots=True)
+class _Block:
+    header: str | None
+    stamp: str | None
+    role: str | None
+    units: list[_Unit] = field(default_factory=list)
+
+
+def _compact_ts(value: str) -> str:
+    """`2026-02-17T07:37:00.000Z` -> `2026-02-17 07:37`; dates stay dates."""
+    match = re.match(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?", value.strip())
+    if not match:
+        return value.strip()
+    return match.group(1) + (f" {match.group(2)}" if match.group(2) else "")
+
+
+def _compact_range(first: str | None, second: str | None) -> str | None:
+    if not first:
+        return None
+    start = _compact_ts(first)
+    if not second:
+        return start
+    end = _compact_ts(second)
+    if end == start:
+        return start
+    if end[:10] == start[:10] and len(end) > 10:
+        end = end[11:]
+    return f"{start} .. {end}"
+
+
+def _role_of(label: str | None) -> str | None:
+    if not label:
+        return None
+    word = re.match(r"\s*(\w+)", label)
+    if not word:
+        return None
+    role = word.group(1).lower()
+    if role in ("human",):
+        return "user"
+    if role in ("tool_use", "tool_result", "function"):
+        return "tool"
+    if role in ("ai", "model"):
+        return "assistant"
+    return role
+
+
+def _header_of(line: str) -> tuple[str | None, str | None, str] | None:
+    """Return (stamp, label, rest) when ``line`` starts a block, else None."""
+    if _SUMMARY_TAG_RE.match(line):
+        attrs = dict(_ATTR_TS_RE.findall(line))
+        stamp = _compact_range(attrs.get("earliest_at"), attrs.get("latest_at"))
+        return stamp, "summary", ""
+    match = _TS_HEADER_RE.match(line)
+    # A bare timestamp at line start is often a log line inside tool output;
+    # it only opens a block with a role/summary label, a heading mark, or alone.
+    if match and (match.group("label") or match.group("hash") or not match.group("rest").strip()):
+        stamp = _compact_range(match.group("ts"), match.group("ts2"))
+        label = match.group("label")
+        return stamp, (label.rstrip(": ").strip() if label else None), match.group("rest")
+    match = _ROLE_HEADER_RE.match(line)
+    if match:
+        return None, match.group("label"), match.group("rest")
+    return None
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    tail = max(20, limit // 5)
+    head = limit - tail - 3
+    return text[:head].rstrip() + " … " + text[-tail:].lstrip()
+
+
+def _key(text: str) -> str:
+    return " ".join(_BULLET_RE.sub("", text).lower().split())
+
+
+def _is_noise(text: str) -> bool:
+    stripped = _TAG_RE.sub("", text).strip()
+    if len(stripped) < 4 or _FILLER_RE.match(stripped):
+        return True
+    alnum = sum(ch.isalnum() for ch in stripped)
+    if alnum / len(stripped) < 0.35:
+        return True
+    blob = _BLOB_RE.search(stripped)
+    return bool(blob and len(blob.group(0)) > len(stripped) * 0.5)
+
+
+def _score(
+    text: str, *, role: str | None, in_tool: bool
+) -> tuple[float, frozenset[str], tuple[str, ...]]:
+    kinds: set[str] = set()
+    score = 0.0
+    without_urls = _URL_RE.sub(" ", text)
+    code = in_tool and bool(_CODE_RE.search(text))
+    if (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text) and not (
+        code and not _ERROR_REPORT_RE.match(text)
+    ):
+        kinds.add("error")
+        score += 5
+    if _DECISION_STRONG_RE.search(text):
+        kinds.add("decision")
+        score += 4
+    elif _DECISION_WEAK_RE.search(text):
+        kinds.add("decision")
+        score += 2
+    if _COMMAND_RE.search(text):
+        kinds.add("command")
+        score += 3
+    paths = [p for p in _PATH_RE.findall(without_urls) if not _TS_RE.fullmatch(p)]
+    if paths:
+        kinds.add("path")
+        score += 3
+    if _URL_RE.search(text):
+        kinds.add("url")
+        score += 2
+    idents = _CAMEL_RE.findall(without_urls) + _SNAKE_RE.findall(without_urls)
+    calls = _CALL_RE.findall(without_urls)
+    if idents or calls:
+        kinds.add("ident")
+        score += min(2.0, 0.75 * (len(set(idents)) + len(set(calls))))
+    if _TS_RE.search(text):
+        kinds.add("time")
+        score += 1
+        numbers_text = _TS_RE.sub(" ", without_urls)
+    else:
+        numbers_text = without_urls
+    if _NUMBER_RE.search(numbers_text):
+        kinds.add("number")
+        score += 1
+    if role == "user" and not in_tool:
+        score += 2
+        if text.rstrip().endswith("?"):
+            score += 1
+    if in_tool:
+        kinds.add("tool")
+        if "error" not in kinds:
+            score *= 0.2 if code else 0.4
+    handles: list[str] = []
+    call_names = [c.split("(")[0] for c in calls]
+    for item in [*paths, *(name + "()" for name in call_names), *idents]:
+        if item in call_names or len(item) < 4:
+            continue  # `foo` is already named as `foo()`
+        if item not in handles:
+            handles.append(item)
+    return score, frozenset(kinds), tuple(handles)
+
+
+def _compact_json(line: str) -> str:
+    """Shrink an embedded JSON object (tool call inputs) to its short scalar fields.
+
+    `[tool_use Edit] {"file_path": "a.py", "old_string": "<2 KB>"}` keeps the
+    path and drops the bulk; the full call stays in the stored message.
+    """
+    start = line.find("{")
+    if start < 0 or start > 40 or not line.endswith("}"):
+        return line
+    try:
+        value = json.loads(line[start:])
+    except ValueError:
+        return line
+    if not isinstance(value, dict):
+        return line
+    fields: list[str] = []
+    dropped = False
+    for key, item in value.items():
+        if isinstance(item, bool | int | float) or (isinstance(item, str) and len(item) <= 120):
+            text = item if isinstance(item, str) else json.dumps(item)
+            fields.append(f"{key}={' '.join(str(text).split())}")
+        else:
+            dropped = True
+    if not fields:
+        return line
+    return line[:start] + ", ".join(fields) + (", …" if dropped else "")
+
+
+def _split_units(line: str) -> list[str]:
+    """One unit per line; long prose lines become one unit per sentence."""
+    if len(line) <= 200 or _COMMAND_RE.search(line) or line[:1] in "{[":
+        return [line]
+    return [part.strip() for part in _SENTENCE_SPLIT_RE.split(line) if part.strip()]
+
+
+def _expand_items(line: str) -> list[str]:
+    """Topics from a source summary's "Expand for details about:" line.
+
+    Counts ("12 omitted lines (3 error lines") describe the source's own
+    selection and mean nothing one level up, so only named topics survive.
+    """
+    body = line[len(EXPAND_PREFIX) :].replace("mentions of:", ",")
+    items: list[str] = []
+    for raw in re.split(r"[,;]", body):
+        item = raw.strip().rstrip(".)").strip()
+        if not item or re.match(r"^\(?\d+\s", item) or item.count("(") != item.count(")"):
+            continue
+        items.append(item)
+    return items
+
+
+@dataclass(slots=True)
+class _Parsed:
+    blocks: list[_Block]
+    units: list[_Unit]
+    expand_items: list[str]
+    noise: int = 0
+    injected: int = 0
+
+
+def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
+    parsed = _Parsed(blocks=[_Block(header=None, stamp=None, role=None)], units=[], expand_items=[])
+    blocks = parsed.blocks
+    seen: set[str] = set(known)
+    pos = 0
+    in_tool = False
+    in_fence = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if _FENCE_LINE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        header = None if in_fence else _header_of(line)
+        if header is not None:
+            stamp, label, rest = header
+            role = _role_of(label)
+            shown = " ".join(p for p in (f"[{stamp}]" if stamp else None, label) if p)
+            blocks.append(_Block(header=(shown + ":") if shown else None, stamp=stamp, role=role))
+            in_tool = role == "tool"
+            line = rest.strip()
+            if not line:
+                continue
+        if line.startswith(EXPAND_PREFIX):
+            # A source summary's pointer list is merged into ours, not kept as a line.
+            for item in _expand_items(line):
+                if item not in parsed.expand_items:
+                    parsed.expand_items.append(item)
+            continue
+        line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
+        if not line or _PURE_TAG_RE.match(line):
+            continue
+        block = blocks[-1]
+        if _TOOL_MARKER_RE.match(line):
+            in_tool = True
+        elif _TOOL_END_RE.match(line):
+            in_tool = block.role == "tool"
+        tool_text = in_tool or in_fence
+        for piece in _split_units(line):
+            if _is_noise(piece):
+                parsed.noise += 1
+                continue
+            if _INJECTION_RE.search(piece) or (tool_text and _TOOL_IMPERATIVE_RE.search(piece)):
+                parsed.injected += 1
+                continue
+            score, kinds, handles = _score(piece, role=block.role, in_tool=tool_text)
+            key = _key(piece)
+            unit = _Unit(
+                block=len(blocks) - 1,
+                pos=pos,
+                text=_clip(piece, limit),
+                score=score,
+                kinds=kinds,
+                handles=handles,
+                duplicate=key in seen,
+            )
+            pos += 1
+            seen.add(key)
+            block.units.append(unit)
+            parsed.units.append(unit)
+    return parsed
+
+
+class ExtractiveSummarizer:
+    """Deterministic, offline summarizer that keeps the highest-value lines.
+
+    ``estimate`` must be the same token estimator the engine budgets with, so
+    "fits in target_tokens" means the same thing on both sides.
+    """
+
+    def __init__(self, *, estimate: TokenEstimator = estimate_tokens) -> None:
+        self.name = "extractive"
+        self._estimate = estimate
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        text = self.summarize_text(request)
+        return SummaryResponse(
+            text=text,
+            input_tokens=self._estimate(request.text),
+            output_tokens=self._estimate(text),
+            model=None,
+        )
+
+    def summarize_text(self, request: SummaryRequest) -> str:
+        est = self._estimate
+        budget = request.budget_tokens
+        aggressive = request.mode == "aggressive"
+        known: set[str] = set()
+        if request.previous_context:
+            known = {_key(line) for line in request.previous_context.splitlines() if line.strip()}
+        parsed = _parse(request.text, limit=_MAX_UNIT_CHARS[request.mode], known=known)
+        blocks = parsed.blocks
+        candidates = [u for u in parsed.units if not u.duplicate]
+
+        if request.depth == 0:
+            _mark_goal(blocks)
+        else:
+            # Summaries of summaries: every source block keeps at least its best
+            # line (budget permitting), so no time range silently disappears.
+            for block in blocks:
+                best = max(
+                    (u for u in block.units if not u.duplicate),
+                    key=lambda u: (u.score, -u.pos),
+                    default=None,
+                )
+                if best is not None:
+                    best.forced = True
+
+        # Room for the "Expand for details about:" line is set aside up front so
+        # the body can never crowd it out.
+        reserve = min(max(12, budget // 8), 80)
+        body_budget = max(0, budget - reserve)
+        chosen: set[int] = set()
+        opened: set[int] = set()
+        used = 0
+
+        def try_add(unit: _Unit) -> None:
+            nonlocal used
+            block = blocks[unit.block]
+            if aggressive:
+                cost = est(f"- {_BULLET_RE.sub('', unit.text, count=1)}") + 1
+                if unit.block not in opened and block.stamp:
+                    cost += est(f"[{block.stamp}] ")
+            else:
+                cost = est(unit.text) + 1
+                if unit.block not in opened and block.header:
+                    cost += est(block.header) + 1
+            if used + cost <= body_budget:
+                used += cost
+                chosen.add(unit.pos)
+                opened.add(unit.block)
+
+        for unit in sorted((u for u in candidates if u.forced), key=lambda u: (-u.score, u.pos)):
+            try_add(unit)
+        ranked = sorted(
+            (u for u in candidates if not u.forced and u.score > 0),
+            # Value per token, damped so a bare file name does not outrank a sentence.
+            key=lambda u: (-u.score / math.sqrt(max(8, est(u.text))), u.pos),
+        )
+        for unit in ranked:
+            if used >= body_budget:
+                break
+            try_add(unit)
+
+        def assemble() -> str:
+            body = _render(blocks, chosen, aggressive=aggressive)
+            footer = _footer(parsed, chosen, body, budget - est(body) - 1, est)
+            return "\n".join(part for part in (body, footer) if part)
+
+        out = assemble()
+        # Estimates of parts need not add up exactly (a real tokenizer may merge
+        # across lines): drop the weakest kept lines until the whole fits.
+        while est(out) > budget and chosen:
+            weakest = min(
+                (u for u in parsed.units if u.pos in chosen),
+                key=lambda u: (u.forced, u.score, -u.pos),
+            )
+            chosen.discard(weakest.pos)
+            out = assemble()
+        if est(out) > budget:
+            out = _fit_chars(out, budget, est)
+        return out
+
+
+def _mark_goal(blocks: list[_Block]) -> None:
+    """Keep the opening request: the first user block's first lines, else the first lines."""
+    first_user = next((b for b in blocks if b.role == "user" and b.units), None)
+    target = first_user or next((b for b in blocks if b.units), None)
+    if target is None:
+        return
+    for unit in [u for u in target.units if not u.duplicate][:_GOAL_UNITS]:
+        unit.forced = True
+
+
+def _render(blocks: list[_Block], chosen: set[int], *, aggressive: bool) -> str:
+    lines: list[str] = []
+    last_header: str | None = None
+    last_stamp: str | None = None
+    for block in blocks:
+        kept = [u for u in block.units if u.pos in chosen]
+        if not kept:
+            continue
+        if aggressive:
+            # Bullets only; a block's time is prefixed to its first bullet when it
+            # changed, with the date dropped while it stays the same.
+            prefix = ""
+            if block.stamp and block.stamp != last_stamp:
+                same_day = last_stamp is not None and last_stamp[:10] == block.stamp[:10]
+                prefix = (
+                    f"[{block.stamp[11:] if same_day and len(block.stamp) > 11 else block.stamp}] "
+                )
+                last_stamp = block.stamp
+            texts = [_BULLET_RE.sub("", u.text, count=1) for u in kept]
+            lines.append(f"- {prefix}{texts[0]}")
+            lines.extend(f"- {t}" for t in texts[1:])
+            continue
+        if block.header and block.header != last_header:
+            lines.append(block.header)
+            last_header = block.header
+        lines.extend(u.text for u in kept)
+    return "\n".join(lines)
+
+
+def _footer(parsed: _Parsed, chosen: set[int], body: str, room: int, est: TokenEstimator) -> str:
+    omitted = [u for u in parsed.units if u.pos not in chosen]
+    dropped = len(omitted) + parsed.noise + parsed.injected
+    counts: list[str] = []
+    n_err = sum(1 for u in omitted if "error" in u.kinds)
+    n_tool = sum(1 for u in omitted if "tool" in u.kinds)
+    n_dup = sum(1 for u in omitted if u.duplicate)
+    if n_err:
+        counts.append(f"{n_err} error lines")
+    if n_tool:
+        counts.append(f"{n_tool} tool output lines")
+    if n_dup:
+        counts.append(f"{n_dup} repeated lines")
+    if parsed.noise:
+        counts.append(f"{parsed.noise} filler/data lines")
+    if parsed.injected:
+        counts.append(f"{parsed.injected} instruction-like lines from tool output")
+    line = EXPAND_PREFIX
+    if dropped:
+        line += f" {dropped} omitted lines" + (" (" + ", ".join(counts) + ")" if counts else "")
+    if est(line) > room:
+        return ""
+    # Names that survive only in dropped lines are the best grep/expand targets.
+    freq: dict[str, int] = {}
+    for unit in omitted:
+        for handle in unit.handles:
+            if handle not in body:
+                freq[handle] = freq.get(handle, 0) + 1
+    handles = sorted(freq, key=lambda h: -freq[h])  # sort is stable: ties keep first-seen order
+    items = [*parsed.expand_items, *(h for h in handles if h not in parsed.expand_items)]
+    joiner = "; mentions of: " if dropped else " "
+    for item in items[:12]:
+        candidate = line + joiner + item
+        if est(candidate) > room:
+            break
+        line = candidate
+        joiner = ", "
+    return "" if line == EXPAND_PREFIX else line
+
+
+def _fit_chars(text: str, budget: int, est: TokenEstimator) -> str:
+    """Longest prefix of ``text`` within ``budget`` tokens (binary search: any estimator)."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if est(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip()
