@@ -1,0 +1,52 @@
+"""Find the Claude Code and Codex transcripts on this machine.
+
+Homes are passed in (the resolved Config knows them); nothing here reads the
+environment. The order matters to the importer: a parent session comes before
+its sub-agents, so the parent conversation exists when a sub-agent links to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lossless.sources.base import SourceKind
+
+__all__ = ["discover_claude", "discover_codex", "discover_transcripts"]
+
+
+def _files(pattern_root: Path, pattern: str) -> list[Path]:
+    if not pattern_root.is_dir():
+        return []
+    return [p for p in pattern_root.glob(pattern) if p.is_file()]
+
+
+def discover_claude(claude_home: Path) -> list[Path]:
+    """``projects/*/*.jsonl`` sessions, each followed by its ``<session>/subagents/*.jsonl``."""
+    projects = claude_home / "projects"
+    sessions = _files(projects, "*/*.jsonl")
+    subagents = _files(projects, "*/*/subagents/*.jsonl")
+
+    def order(path: Path) -> tuple[str, str, int, str]:
+        if path.parent.name == "subagents":
+            session_dir = path.parent.parent
+            return (session_dir.parent.name, session_dir.name, 1, path.name)
+        return (path.parent.name, path.stem, 0, path.name)
+
+    return sorted([*sessions, *subagents], key=order)
+
+
+def discover_codex(codex_home: Path) -> list[Path]:
+    """Rollouts under ``sessions/`` and ``archived_sessions/``, oldest path first."""
+    found: list[Path] = []
+    for folder in ("sessions", "archived_sessions"):
+        found.extend(sorted(_files(codex_home / folder, "**/rollout-*.jsonl")))
+    return found
+
+
+def discover_transcripts(claude_home: Path, codex_home: Path) -> list[tuple[SourceKind, Path]]:
+    """Every transcript under the two homes, with the parser kind that reads it."""
+    claude: list[tuple[SourceKind, Path]] = [
+        ("claude-code", p) for p in discover_claude(claude_home)
+    ]
+    codex: list[tuple[SourceKind, Path]] = [("codex", p) for p in discover_codex(codex_home)]
+    return claude + codex
