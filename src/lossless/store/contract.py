@@ -199,7 +199,7 @@ class SummaryRepository(Protocol):
     def get(self, summary_id: str) -> Summary | None: ...
 
     def list(self, conversation_id: int, *, depth: int | None = None) -> builtins.list[Summary]:
-        """Summaries ordered by created_at, then id."""
+        """Summaries in the order they were created."""
         ...
 
     def source_message_ids(self, summary_id: str) -> builtins.list[int]:

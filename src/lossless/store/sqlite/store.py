@@ -769,12 +769,15 @@ class _Summaries(_Repo):
         return None if row is None else _summary(row)
 
     def list(self, conversation_id: int, *, depth: int | None = None) -> builtins.list[Summary]:
-        sql = "SELECT * FROM summaries WHERE conversation_id = ?"
+        sql = (
+            "SELECT s.* FROM summaries s JOIN summary_rowids r ON r.summary_id = s.id "
+            "WHERE s.conversation_id = ?"
+        )
         params: list[Any] = [conversation_id]
         if depth is not None:
-            sql += " AND depth = ?"
+            sql += " AND s.depth = ?"
             params.append(depth)
-        return [_summary(r) for r in self.s._q(sql + " ORDER BY created_at, id", params)]
+        return [_summary(r) for r in self.s._q(sql + " ORDER BY r.rowid", params)]
 
     def source_message_ids(self, summary_id: str) -> builtins.list[int]:
         rows = self.s._q(

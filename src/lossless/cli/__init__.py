@@ -1,0 +1,14 @@
+"""The ``lcm`` command line. Each area's commands live in their own module."""
+
+from __future__ import annotations
+
+# Importing a command module registers its commands on ``cli``.
+from lossless.cli import history as _history  # noqa: F401
+from lossless.cli.app import cli
+
+
+def main() -> None:
+    cli(prog_name="lcm")
+
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,138 @@
+"""The ``lcm`` click group and the few helpers every command module shares.
+
+Commands live in one module per area (``cli/history.py``, ``cli/compaction.py``
+...) and register themselves on ``cli``. Surfaces stay thin: parse arguments,
+call the engine, format the result. ``--json`` output is exactly one JSON
+document on stdout; errors go to stderr with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from lossless.errors import LosslessError
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+    from lossless.engine.engine import Engine
+
+
+class _Group(click.Group):
+    """Turns expected errors into one clear line on stderr instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LosslessError as exc:
+            click.echo(f"lcm: error: {exc}", err=True)
+            ctx.exit(1)
+        except BrokenPipeError:  # `lcm grep ... | head`
+            sys.stderr.close()
+            ctx.exit(0)
+
+
+@dataclasses.dataclass
+class CliState:
+    home: Path | None
+    _config: Config | None = None
+    _engine: Engine | None = None
+
+    def config(self) -> Config:
+        if self._config is None:
+            from lossless.config import load_config
+
+            self._config = load_config(self.home)
+        return self._config
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from lossless.engine.engine import Engine
+
+            self._engine = Engine.open(config=self.config())
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder (default: $LCM_HOME or ~/.lcm).",
+)
+@click.version_option(package_name="lossless-context", prog_name="lcm")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None) -> None:
+    """lossless: keep every message of your agent sessions, compact the rest, find anything.
+
+    \b
+    Start here:
+      lcm import            import all Claude Code and Codex history on this machine
+      lcm status            what is stored
+      lcm grep PATTERN      search every message and summary
+      lcm expand SUM_ID     drill from a summary back to its sources
+    """
+    state = CliState(home)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def state_of(ctx: click.Context) -> CliState:
+    obj = ctx.find_object(CliState)
+    if obj is None:  # pragma: no cover - only when a command is invoked outside `cli`
+        raise click.UsageError("internal: no CLI state")
+    return obj
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: to_jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def emit_json(value: Any) -> None:
+    """Print one JSON document on stdout."""
+    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, max_width: int = 80
+) -> None:
+    """Print rows as an aligned plain-text table (cells clipped to ``max_width``)."""
+
+    def cell(value: Any) -> str:
+        text = "" if value is None else " ".join(str(value).split())
+        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+    cells = [[cell(v) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, text in enumerate(row):
+            widths[i] = max(widths[i], len(text))
+    line = "  ".join(h.ljust(widths[i]) for i, h in enumerate(headers)).rstrip()
+    click.echo(line)
+    click.echo("  ".join("-" * w for w in widths))
+    for row in cells:
+        click.echo("  ".join(text.ljust(widths[i]) for i, text in enumerate(row)).rstrip())
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

@@ -1,0 +1,432 @@
+"""Commands over stored history: import, status, conversations, messages, grep, describe, expand, config."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from lossless.cli.app import cli, emit_json, json_option, print_table, state_of, to_jsonable
+from lossless.engine import retrieval
+from lossless.errors import InputError
+from lossless.sources.base import SourceKind
+from lossless.timeutil import parse_since
+
+
+@cli.command("import")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--kind",
+    type=click.Choice(["claude-code", "codex", "generic"]),
+    default=None,
+    help="Parse every PATH as this format instead of detecting it.",
+)
+@click.option("--project", default=None, help="Store the imported sessions under this project.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def import_cmd(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    kind: SourceKind | None,
+    project: str | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Import transcripts; with no PATH, all Claude Code and Codex history on this machine.
+
+    PATH may be a transcript file (Claude Code session JSONL, Codex rollout
+    JSONL, or a JSON/JSONL list of OpenAI- or Anthropic-shaped messages) or a
+    folder to search for them. Importing is idempotent: running it again adds
+    only what is new. Lines that cannot be read are reported with file and line
+    and kept in quarantine; the rest is imported. Exits non-zero only when
+    nothing could be imported at all.
+
+    \b
+    Examples:
+      lcm import                                  # ~/.claude and ~/.codex
+      lcm import ~/.claude/projects/-home-me-app  # one project
+      lcm import chat.jsonl --kind generic --project demo
+    """
+    from lossless.engine.ingest import expand_paths
+    from lossless.sources.discovery import discover_transcripts
+
+    state = state_of(ctx)
+    config = state.config()
+    files: list[tuple[SourceKind | None, Path]]
+    if paths:
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise InputError(f"no such file or folder: {', '.join(missing)}")
+        files = [(kind, p) for p in expand_paths(paths)]
+    else:
+        files = list(discover_transcripts(config.path("claude_home"), config.path("codex_home")))
+        if not files:
+            click.echo(
+                f"No Claude Code or Codex history found under {config.path('claude_home')} "
+                f"or {config.path('codex_home')}.",
+                err=True,
+            )
+    engine = state.engine()
+    importer = engine.importer(project_override=project)
+    total = sum(_size(p) for _, p in files)
+    results = []
+    show_bar = not quiet and not as_json and total > 0
+    with click.progressbar(
+        length=max(total, 1),
+        label="Importing",
+        file=sys.stderr,
+        show_eta=True,
+        hidden=not show_bar,
+    ) as bar:
+        for file_kind, path in files:
+            before = 0
+
+            def advance(step: int) -> None:
+                nonlocal before
+                before += step
+                bar.update(step)
+
+            result = importer.import_file(path, file_kind, progress=advance)
+            bar.update(max(0, _size(path) - result.resumed_from - before))
+            results.append(result)
+
+    added = sum(r.messages_added for r in results)
+    skipped = sum(r.messages_skipped for r in results)
+    failed = [r for r in results if r.error]
+    problems = sum(len(r.problems) for r in results)
+    if as_json:
+        emit_json(
+            {
+                "files": [to_jsonable(r) for r in results],
+                "messages_added": added,
+                "messages_skipped": skipped,
+                "problems": problems,
+                "failed_files": len(failed),
+            }
+        )
+    else:
+        rows = [
+            (
+                _short(r.path),
+                r.kind or "?",
+                r.session_id or "",
+                r.messages_added,
+                r.messages_skipped,
+                len(r.problems) + (1 if r.error else 0),
+            )
+            for r in results
+            if r.messages_added or r.problems or r.error or len(results) <= 20
+        ]
+        if rows:
+            print_table(["file", "kind", "session", "added", "skipped", "problems"], rows)
+        click.echo(
+            f"\n{len(results)} file(s): {added} message(s) added, {skipped} already stored, "
+            f"{problems} problem line(s), {len(failed)} unreadable file(s)."
+        )
+        for r in results:
+            if r.error:
+                click.echo(f"lcm: {r.path}: {r.error}", err=True)
+            for problem in r.problems[:20]:
+                click.echo(f"lcm: {problem}", err=True)
+            if len(r.problems) > 20:
+                click.echo(f"lcm: {r.path}: {len(r.problems) - 20} more problem(s)", err=True)
+    stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)
+    if files and not stored_anything and (failed or problems):
+        ctx.exit(1)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _short(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path.startswith(home + "/") else path
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show what is stored: conversations, messages, summaries, tokens, backend."""
+    engine = state_of(ctx).engine()
+    stats = engine.store.stats()
+    info = engine.store.info()
+    data = {"store": info, "stats": to_jsonable(stats), "home": str(engine.config.home)}
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"home:          {engine.config.home}")
+    click.echo(f"backend:       {info['backend']} ({info.get('path', '')})")
+    click.echo(f"conversations: {stats.conversations}  {_by_client(stats.by_client)}")
+    click.echo(f"messages:      {stats.messages} ({stats.message_tokens} tokens)")
+    click.echo(f"parts:         {stats.parts}   native records: {stats.native_records}")
+    click.echo(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
+    click.echo(f"large files:   {stats.large_files}")
+    click.echo(f"quarantined:   {stats.quarantined} line(s)")
+
+
+def _by_client(by_client: dict[str, int]) -> str:
+    if not by_client:
+        return ""
+    return "(" + ", ".join(f"{k} {v}" for k, v in sorted(by_client.items())) + ")"
+
+
+@cli.command()
+@click.option("--project", default=None, help="Only this project.")
+@click.option("--client", default=None, help="Only this client (claude-code, codex, generic, api).")
+@click.option("--limit", type=int, default=None, help="At most this many.")
+@json_option
+@click.pass_context
+def conversations(
+    ctx: click.Context, project: str | None, client: str | None, limit: int | None, as_json: bool
+) -> None:
+    """List conversations, oldest first, with their message counts."""
+    engine = state_of(ctx).engine()
+    found = engine.store.conversations.list(project=project, client=client, limit=limit)
+    counts = {c.id: engine.store.messages.count(c.id) for c in found}
+    if as_json:
+        emit_json([{**to_jsonable(c), "messages": counts[c.id]} for c in found])
+        return
+    print_table(
+        ["id", "client", "session", "project", "messages", "created"],
+        [(c.id, c.client, c.session_id, c.project, counts[c.id], c.created_at) for c in found],
+        max_width=60,
+    )
+
+
+@cli.command()
+@click.argument("conversation")
+@click.option("--after", "after_seq", type=int, default=None, help="Only messages after this seq.")
+@click.option("--limit", type=int, default=None, help="At most this many.")
+@click.option("--full", is_flag=True, help="Print whole contents instead of one line each.")
+@json_option
+@click.pass_context
+def messages(
+    ctx: click.Context,
+    conversation: str,
+    after_seq: int | None,
+    limit: int | None,
+    full: bool,
+    as_json: bool,
+) -> None:
+    """List the messages of CONVERSATION (id, session id or unique prefix), in order."""
+    engine = state_of(ctx).engine()
+    conv = engine.resolve_conversation(conversation)
+    found = engine.store.messages.list(conv.id, after_seq=after_seq, limit=limit)
+    if as_json:
+        emit_json({"conversation": to_jsonable(conv), "messages": to_jsonable(found)})
+        return
+    if full:
+        for m in found:
+            click.echo(f"--- #{m.id} seq {m.seq} {m.role} {m.created_at} ({m.token_count} tokens)")
+            click.echo(m.content)
+        return
+    print_table(
+        ["id", "seq", "role", "time", "tokens", "content"],
+        [(m.id, m.seq, m.role, m.created_at, m.token_count, m.content) for m in found],
+    )
+
+
+@cli.command()
+@click.argument("pattern")
+@click.option(
+    "--mode",
+    type=click.Choice(["regex", "full_text"]),
+    default="regex",
+    show_default=True,
+    help="regex: Python regular expression; full_text: ranked word search.",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["messages", "summaries", "both"]),
+    default="both",
+    show_default=True,
+)
+@click.option("--conversation", "-c", default=None, help="Only this conversation (id or session).")
+@click.option("--session", default=None, help="Only this exact session id.")
+@click.option("--project", default=None, help="Only this project.")
+@click.option("--since", default=None, help="Only newer than this: 2026-02-12, 12h, 7d ...")
+@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@json_option
+@click.pass_context
+def grep(
+    ctx: click.Context,
+    pattern: str,
+    mode: str,
+    scope: str,
+    conversation: str | None,
+    session: str | None,
+    project: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search every stored message and summary for PATTERN.
+
+    Hits are newest first for regex, best first for full_text. Each hit names
+    the message (or summary) id to pass to `lcm describe`, and the summary
+    that covers it, if it has been compacted, to pass to `lcm expand`.
+
+    \b
+    Examples:
+      lcm grep 'TypeError: .* is not a function'
+      lcm grep "database migration" --mode full_text --since 7d
+    """
+    engine = state_of(ctx).engine()
+    try:
+        since_ts = parse_since(since) if since else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+    hits = engine.grep(
+        pattern,
+        mode=mode,  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        conversation=conversation,
+        session_id=session,
+        project=project,
+        since=since_ts,
+        limit=limit,
+    )
+    if as_json:
+        emit_json({"pattern": pattern, "mode": mode, "hits": to_jsonable(hits)})
+        return
+    if not hits:
+        click.echo("no matches", err=True)
+        return
+    print_table(
+        ["id", "conv", "role", "time", "covered by", "snippet"],
+        [
+            (
+                h.id,
+                h.conversation_id,
+                h.role or "summary",
+                h.created_at,
+                h.covering_summary_id or "",
+                h.snippet,
+            )
+            for h in hits
+        ],
+        max_width=100,
+    )
+
+
+@cli.command()
+@click.argument("ref")
+@json_option
+@click.pass_context
+def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """Show a message (123), summary (sum_...) or large file (file_...) in full."""
+    engine = state_of(ctx).engine()
+    found = engine.describe(ref)
+    if as_json:
+        emit_json(found)
+        return
+    if isinstance(found, retrieval.MessageDescription):
+        m = found.message
+        conv = found.conversation
+        click.echo(f"message {m.id}  seq {m.seq}  {m.role}  {m.created_at}  {m.token_count} tokens")
+        if conv:
+            click.echo(f"conversation {conv.id}  session {conv.session_id}  project {conv.project}")
+        if found.covering_summary_id:
+            click.echo(f"covered by {found.covering_summary_id}")
+        kinds = ", ".join(
+            f"{p.kind}" + (f"({p.tool_name})" if p.tool_name else "") for p in found.parts
+        )
+        click.echo(f"parts: {kinds or 'none'}   native records: {found.native_record_count}")
+        click.echo("")
+        click.echo(m.content)
+    elif isinstance(found, retrieval.SummaryDescription):
+        s = found.summary
+        click.echo(
+            f"summary {s.id}  {s.kind} depth {s.depth}  {s.token_count} tokens  "
+            f"{s.earliest_at} .. {s.latest_at}"
+        )
+        if found.source_summary_ids:
+            click.echo(f"built from summaries: {' '.join(found.source_summary_ids)}")
+        if found.source_message_ids:
+            ids = found.source_message_ids
+            click.echo(f"built from {len(ids)} messages: {ids[0]}..{ids[-1]}")
+        if found.condensed_into:
+            click.echo(f"condensed into {found.condensed_into}")
+        click.echo("")
+        click.echo(s.content)
+    else:
+        f = found.file
+        click.echo(f"file {f.id}  {f.original_name or ''}  {f.media_type}  {f.byte_size} bytes")
+        click.echo(f"stored at {f.path}")
+        click.echo(f"summary: {f.exploration_summary}")
+        click.echo("")
+        if found.error:
+            raise InputError(found.error)
+        click.echo(found.content or "")
+
+
+@cli.command()
+@click.argument("summary_id")
+@click.option("--depth", type=int, default=1, show_default=True, help="Levels to descend.")
+@click.option("--tokens", "token_cap", type=int, default=None, help="Token cap of the output.")
+@click.option("--no-messages", is_flag=True, help="Stop at summaries; omit source messages.")
+@json_option
+@click.pass_context
+def expand(
+    ctx: click.Context,
+    summary_id: str,
+    depth: int,
+    token_cap: int | None,
+    no_messages: bool,
+    as_json: bool,
+) -> None:
+    """Expand SUMMARY_ID into the summaries or messages it was built from."""
+    engine = state_of(ctx).engine()
+    result = engine.expand(
+        summary_id, depth=depth, token_cap=token_cap, include_messages=not no_messages
+    )
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    root = result.root
+    click.echo(
+        f"{root.id} ({root.kind}, depth {root.depth}) {root.earliest_at} .. {root.latest_at}"
+    )
+    for node in result.nodes:
+        indent = "  " * node.level
+        label = (
+            f"summary {node.id} d{node.depth}"
+            if node.kind == "summary"
+            else (f"message {node.id} {node.role}")
+        )
+        click.echo(f"\n{indent}--- {label}  {node.created_at or ''}  {node.token_count} tokens")
+        click.echo("\n".join(indent + line for line in node.content.splitlines()))
+    if result.truncated:
+        click.echo(
+            f"\n[output stopped at {result.token_count} tokens; raise --tokens or expand a "
+            "narrower id]",
+            err=True,
+        )
+
+
+@cli.group()
+def config() -> None:
+    """Inspect configuration."""
+
+
+@config.command("show")
+@json_option
+@click.pass_context
+def config_show(ctx: click.Context, as_json: bool) -> None:
+    """Print every effective setting and where its value came from.
+
+    Precedence: defaults < $LCM_HOME/config.toml < LCM_* environment < arguments.
+    """
+    cfg = state_of(ctx).config()
+    rows = cfg.display()
+    if as_json:
+        emit_json({name: {"value": value, "origin": origin} for name, value, origin in rows})
+        return
+    print_table(["setting", "value", "from"], rows)

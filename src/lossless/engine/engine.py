@@ -1,0 +1,234 @@
+"""The ``Engine``: one object that ties config, store and summarizer together.
+
+Library users and every surface (CLI, hooks, MCP server, worker) go through it::
+
+    from lossless import Engine
+
+    with Engine.open() as engine:          # ~/.lcm, SQLite, offline summarizer
+        chat = engine.conversation("my-session", project="my-app")
+        chat.ingest([{"role": "user", "content": "hello"}])
+        hits = engine.grep("hello")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lossless.config import Config, load_config
+from lossless.engine import retrieval
+from lossless.engine.ingest import (
+    FileImportResult,
+    Importer,
+    ImportReport,
+    MessagePrep,
+    ingest_messages,
+)
+from lossless.errors import InputError, NotFoundError
+from lossless.models import Conversation, NewMessage, SearchHit
+from lossless.sources.base import SourceKind
+from lossless.store import open_store
+from lossless.store.contract import GrepMode, GrepScope, Store
+from lossless.tokens import TokenEstimator, estimate_tokens
+
+
+class Engine:
+    """Lossless context management over one store."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        *,
+        token_estimator: TokenEstimator = estimate_tokens,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.estimate = token_estimator
+
+    @classmethod
+    def open(
+        cls,
+        home: Path | str | None = None,
+        *,
+        config: Config | None = None,
+        store: Store | None = None,
+        token_estimator: TokenEstimator | None = None,
+        **settings: Any,
+    ) -> Engine:
+        """Open the engine for ``home`` (default ``$LCM_HOME`` or ``~/.lcm``).
+
+        ``settings`` override configuration values by name, e.g.
+        ``Engine.open(fresh_tail_count=16, summarizer_provider="openai")``.
+        """
+        if config is None:
+            config = load_config(home, overrides=settings)
+        elif settings:
+            raise InputError("pass either a Config or individual settings, not both")
+        return cls(
+            config,
+            store if store is not None else open_store(config),
+            token_estimator=token_estimator or estimate_tokens,
+        )
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- conversations ---------------------------------------------------
+
+    def conversation(
+        self, session_id: str, *, project: str = "default", client: str = "api"
+    ) -> ConversationHandle:
+        """The conversation for ``session_id`` in ``project``, created on first use."""
+        conversation = self.store.conversations.get_or_create(
+            project=project, session_id=session_id, client=client
+        )
+        return ConversationHandle(self, conversation)
+
+    def resolve_conversation(self, ref: str | int) -> Conversation:
+        """Find a conversation by numeric id, exact session id, or unique session-id prefix."""
+        text = str(ref).strip()
+        if text.isdigit():
+            found = self.store.conversations.get(int(text))
+            if found is not None:
+                return found
+        exact = self.store.conversations.find_by_session(text)
+        if exact is not None:
+            return exact
+        if len(text) >= 4:
+            matches = [c for c in self.store.conversations.list() if c.session_id.startswith(text)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                ids = ", ".join(str(c.id) for c in matches[:10])
+                raise InputError(
+                    f"{text!r} matches {len(matches)} conversations ({ids}); be precise"
+                )
+        raise NotFoundError(f"no conversation {text!r} (use `lcm conversations` to list them)")
+
+    # -- ingest ----------------------------------------------------------
+
+    def message_prep(self) -> list[MessagePrep]:
+        """Steps every message passes through before storage, in order."""
+
+        def count_tokens(_conversation: Conversation, message: NewMessage) -> NewMessage:
+            return dataclasses.replace(message, token_count=self.estimate(message.content))
+
+        return [count_tokens]
+
+    def importer(self, *, project_override: str | None = None) -> Importer:
+        return Importer(self.store, prepare=self.message_prep(), project_override=project_override)
+
+    def import_file(
+        self,
+        path: Path,
+        kind: SourceKind | None = None,
+        *,
+        final: bool | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> FileImportResult:
+        return self.importer().import_file(path, kind, final=final, progress=progress)
+
+    def import_paths(
+        self,
+        files: Iterable[tuple[SourceKind | None, Path]],
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        importer = self.importer()
+        report = ImportReport()
+        for kind, path in files:
+            report.files.append(importer.import_file(path, kind, progress=progress))
+        return report
+
+    def ingest(
+        self, conversation: Conversation, messages: Sequence[NewMessage | dict[str, Any]]
+    ) -> list[int]:
+        """Store messages given by an embedding agent; returns the new message ids."""
+        prepared: list[NewMessage] = []
+        for item in messages:
+            message = item if isinstance(item, NewMessage) else _message_from_dict(item)
+            for step in self.message_prep():
+                message = step(conversation, message)
+            prepared.append(message)
+        with self.store.transaction() as tx:
+            return ingest_messages(tx, conversation, prepared)
+
+    # -- retrieval -------------------------------------------------------
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        mode: GrepMode = "regex",
+        scope: GrepScope = "both",
+        conversation: str | int | None = None,
+        session_id: str | None = None,
+        project: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        conversation_id = self.resolve_conversation(conversation).id if conversation else None
+        return retrieval.grep(
+            self.store,
+            pattern,
+            mode=mode,
+            scope=scope,
+            conversation_id=conversation_id,
+            session_id=session_id,
+            project=project,
+            since=since,
+            limit=limit,
+        )
+
+    def describe(self, ref: str) -> retrieval.Description:
+        return retrieval.describe(self.store, ref)
+
+    def expand(
+        self,
+        summary_id: str,
+        *,
+        depth: int = 1,
+        token_cap: int | None = None,
+        include_messages: bool = True,
+    ) -> retrieval.Expansion:
+        return retrieval.expand(
+            self.store,
+            summary_id,
+            depth=depth,
+            token_cap=token_cap or int(self.config.get("max_expand_tokens")),
+            include_messages=include_messages,
+            estimate=self.estimate,
+        )
+
+
+def _message_from_dict(data: dict[str, Any]) -> NewMessage:
+    from lossless.sources.generic import message_from_dict
+
+    return message_from_dict(data)
+
+
+class ConversationHandle:
+    """One conversation, bound to its engine: what an agent loop holds on to."""
+
+    def __init__(self, engine: Engine, conversation: Conversation) -> None:
+        self.engine = engine
+        self.conversation = conversation
+
+    @property
+    def id(self) -> int:
+        return self.conversation.id
+
+    def ingest(self, messages: Sequence[NewMessage | dict[str, Any]]) -> list[int]:
+        return self.engine.ingest(self.conversation, messages)
+
+    def grep(self, pattern: str, **options: Any) -> list[SearchHit]:
+        return self.engine.grep(pattern, conversation=self.conversation.id, **options)

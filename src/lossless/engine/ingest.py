@@ -1,0 +1,356 @@
+"""Import transcripts into the store: parse, prepare, append, remember how far.
+
+Each file is read from where the last import stopped (its cursor) when the
+file was only appended to; a file that changed underneath (the bytes before
+the cursor differ) is re-read in full, and idempotent keys make that safe:
+a message or native record already stored is skipped, never duplicated.
+This is the seeds' anchor-based reconciliation: the anchor is the last
+consumed line, checked by a hash of the bytes before the cursor.
+
+Bad lines never stop an import: each is reported with file and line and kept
+verbatim in the quarantine table; everything valid is imported. Nothing
+already stored is changed by a failed import (every batch is a transaction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lossless.errors import InputError
+from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
+from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
+from lossless.store.contract import Repositories, Store
+from lossless.timeutil import normalize_ts, utc_now_iso
+
+MessagePrep = Callable[[Conversation, NewMessage], NewMessage]
+ProgressCallback = Callable[[int], None]
+
+BATCH_MESSAGES = 500
+ANCHOR_BYTES = 4096
+# A transcript written to within this many seconds may still be growing: its
+# trailing assistant message could gain blocks, so it is held back.
+LIVE_FILE_SECONDS = 120.0
+
+
+@dataclass(slots=True)
+class FileImportResult:
+    path: str
+    kind: str | None
+    conversation_id: int | None = None
+    session_id: str | None = None
+    messages_added: int = 0
+    messages_skipped: int = 0
+    records_added: int = 0
+    problems: list[str] = field(default_factory=list)
+    resumed_from: int = 0
+    pending_tail: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(slots=True)
+class ImportReport:
+    files: list[FileImportResult] = field(default_factory=list)
+
+    @property
+    def messages_added(self) -> int:
+        return sum(f.messages_added for f in self.files)
+
+    @property
+    def messages_skipped(self) -> int:
+        return sum(f.messages_skipped for f in self.files)
+
+    @property
+    def problems(self) -> int:
+        return sum(len(f.problems) for f in self.files) + sum(1 for f in self.files if f.error)
+
+
+def _anchor_hash(path: Path, offset: int) -> str | None:
+    if offset <= 0:
+        return None
+    start = max(0, offset - ANCHOR_BYTES)
+    with path.open("rb") as fh:
+        fh.seek(start)
+        return hashlib.sha256(fh.read(offset - start)).hexdigest()
+
+
+def _nul_problem(message: NewMessage) -> str | None:
+    def has_nul(value: object) -> bool:
+        if isinstance(value, str):
+            return "\x00" in value
+        if isinstance(value, dict):
+            return any(has_nul(k) or has_nul(v) for k, v in value.items())
+        if isinstance(value, list | tuple):
+            return any(has_nul(v) for v in value)
+        return False
+
+    if has_nul(message.content) or any(
+        has_nul(p.text) or has_nul(p.metadata) or has_nul(p.tool_name) or has_nul(p.tool_call_id)
+        for p in message.parts
+    ):
+        return (
+            "message text contains U+0000 (NUL), which lossless does not store; "
+            "the line is kept verbatim in quarantine"
+        )
+    return None
+
+
+class Importer:
+    """Imports transcript files into one store. Reusable across files."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        prepare: Sequence[MessagePrep] = (),
+        project_override: str | None = None,
+    ) -> None:
+        self.store = store
+        self.prepare = list(prepare)
+        self.project_override = project_override
+
+    def import_file(
+        self,
+        path: Path,
+        kind: SourceKind | None = None,
+        *,
+        final: bool | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> FileImportResult:
+        from lossless.sources import detect_kind, parser_for
+
+        path = path.resolve()
+        result = FileImportResult(path=str(path), kind=kind)
+        try:
+            if kind is None:
+                kind = detect_kind(path)
+                result.kind = kind
+            if kind is None:
+                result.error = "not a recognised transcript (Claude Code, Codex or message list)"
+                return result
+            if final is None:
+                final = time.time() - path.stat().st_mtime > LIVE_FILE_SECONDS
+            start_offset, start_line, conversation = self._resume_point(path)
+            result.resumed_from = start_offset
+            events, parse_progress = parser_for(kind).parse(
+                path, start_offset=start_offset, start_line=start_line, final=final
+            )
+            self._consume(path, events, conversation, result, progress)
+            result.pending_tail = parse_progress.pending_tail
+            if result.conversation_id is not None:
+                self.store.cursors.put(
+                    _cursor(
+                        path,
+                        result.conversation_id,
+                        parse_progress.end_offset,
+                        parse_progress.end_line,
+                        parse_progress.last_key,
+                    )
+                )
+        except OSError as exc:
+            result.error = f"cannot read {path}: {exc.strerror or exc}"
+        return result
+
+    def _resume_point(self, path: Path) -> tuple[int, int, Conversation | None]:
+        cursor = self.store.cursors.get(str(path))
+        if cursor is None:
+            return 0, 0, None
+        conversation = self.store.conversations.get(cursor.conversation_id)
+        size = path.stat().st_size
+        if (
+            conversation is not None
+            and cursor.byte_offset <= size
+            and _anchor_hash(path, cursor.byte_offset) == cursor.anchor_sha256
+        ):
+            return cursor.byte_offset, cursor.line_no, conversation
+        # Rewritten or truncated file: read it all again; idempotent keys skip
+        # what is already stored.
+        return 0, 0, conversation
+
+    def _consume(
+        self,
+        path: Path,
+        events: Iterable[object],
+        conversation: Conversation | None,
+        result: FileImportResult,
+        progress: ProgressCallback | None,
+    ) -> None:
+        pending_messages: list[NewMessage] = []
+        pending_records: list[NewNativeRecord] = []
+        reported_offset = 0
+
+        def flush() -> None:
+            nonlocal pending_messages, pending_records
+            if conversation is None or (not pending_messages and not pending_records):
+                return
+            self._write(conversation, pending_messages, pending_records, result)
+            pending_messages, pending_records = [], []
+
+        if conversation is not None:
+            result.conversation_id = conversation.id
+            result.session_id = conversation.session_id
+        for event in events:
+            if isinstance(event, SessionInfo):
+                if conversation is None:
+                    conversation = self._conversation_for(event)
+                    result.conversation_id = conversation.id
+                    result.session_id = conversation.session_id
+            elif isinstance(event, ParseProblem):
+                result.problems.append(event.describe())
+                self.store.quarantine.add(
+                    source_path=event.source_path,
+                    line_no=event.line_no,
+                    byte_offset=event.byte_offset,
+                    error=event.error,
+                    raw=event.raw,
+                )
+            elif isinstance(event, NewMessage):
+                if conversation is None:
+                    conversation = self._conversation_for(_fallback_session(path))
+                    result.conversation_id = conversation.id
+                    result.session_id = conversation.session_id
+                pending_messages.append(event)
+                if event.native_records and event.native_records[-1].byte_offset is not None:
+                    reported_offset = self._report(
+                        progress, event.native_records[-1], reported_offset
+                    )
+                if len(pending_messages) >= BATCH_MESSAGES:
+                    flush()
+            elif isinstance(event, NewNativeRecord):
+                if conversation is None:
+                    conversation = self._conversation_for(_fallback_session(path))
+                    result.conversation_id = conversation.id
+                    result.session_id = conversation.session_id
+                pending_records.append(event)
+                reported_offset = self._report(progress, event, reported_offset)
+                if len(pending_records) >= BATCH_MESSAGES * 4:
+                    flush()
+        flush()
+
+    @staticmethod
+    def _report(progress: ProgressCallback | None, record: NewNativeRecord, reported: int) -> int:
+        if progress is None or record.byte_offset is None:
+            return reported
+        position = record.byte_offset + len(record.raw.encode("utf-8")) + 1
+        if position > reported:
+            progress(position - reported)
+            return position
+        return reported
+
+    def _conversation_for(self, info: SessionInfo) -> Conversation:
+        parent_id = None
+        if info.parent_session_id:
+            parent = self.store.conversations.find_by_session(info.parent_session_id)
+            parent_id = parent.id if parent else None
+        metadata = dict(info.metadata)
+        if info.agent_id:
+            metadata["agent_id"] = info.agent_id
+        if info.parent_session_id:
+            metadata["parent_session_id"] = info.parent_session_id
+        return self.store.conversations.get_or_create(
+            project=self.project_override or info.project or "unknown",
+            session_id=info.session_id,
+            client=info.client,
+            title=info.title,
+            parent_id=parent_id,
+            metadata=metadata,
+            created_at=normalize_ts(info.started_at) if info.started_at else None,
+        )
+
+    def _write(
+        self,
+        conversation: Conversation,
+        messages: list[NewMessage],
+        records: list[NewNativeRecord],
+        result: FileImportResult,
+    ) -> None:
+        ready: list[NewMessage] = []
+        for message in messages:
+            message = dataclasses.replace(message, created_at=normalize_ts(message.created_at))
+            for step in self.prepare:
+                message = step(conversation, message)
+            problem = _nul_problem(message)
+            if problem is not None:
+                self._quarantine_message(message, problem, result)
+                continue
+            ready.append(message)
+        with self.store.transaction() as tx:
+            appended = tx.messages.append(conversation.id, ready)
+            tx.context.append_messages(conversation.id, appended.inserted)
+            if records:
+                result.records_added += tx.messages.add_native_records(conversation.id, records)
+        result.messages_added += len(appended.inserted)
+        result.messages_skipped += appended.skipped
+        inserted_keys = {m.ingest_key for m in appended.inserted}
+        result.records_added += sum(
+            len(m.native_records) for m in ready if m.ingest_key in inserted_keys
+        )
+
+    def _quarantine_message(
+        self, message: NewMessage, problem: str, result: FileImportResult
+    ) -> None:
+        for record in message.native_records:
+            where = f"{record.source_path}:{record.line_no}"
+            result.problems.append(f"{where}: {problem}")
+            self.store.quarantine.add(
+                source_path=record.source_path or "",
+                line_no=record.line_no or 0,
+                byte_offset=record.byte_offset or 0,
+                error=problem,
+                raw=record.raw.encode("utf-8"),
+            )
+
+
+def _cursor(
+    path: Path, conversation_id: int, offset: int, line_no: int, key: str | None
+) -> SourceCursor:
+    return SourceCursor(
+        source_path=str(path),
+        conversation_id=conversation_id,
+        byte_offset=offset,
+        line_no=line_no,
+        anchor_key=key,
+        anchor_sha256=_anchor_hash(path, offset),
+        updated_at=utc_now_iso(),
+    )
+
+
+def _fallback_session(path: Path) -> SessionInfo:
+    return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
+
+
+def ingest_messages(
+    repos: Repositories, conversation: Conversation, messages: Sequence[NewMessage]
+) -> list[int]:
+    """Append API-supplied messages (no transcript file) and their context items."""
+    for message in messages:
+        problem = _nul_problem(message)
+        if problem is not None:
+            raise InputError(problem)
+    appended = repos.messages.append(conversation.id, messages)
+    repos.context.append_messages(conversation.id, appended.inserted)
+    return [m.id for m in appended.inserted]
+
+
+def expand_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files named directly, plus every .jsonl/.json file under named folders."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            for root, _dirs, files in os.walk(path):
+                for name in sorted(files):
+                    if name.endswith((".jsonl", ".json")):
+                        found.append(Path(root) / name)
+        else:
+            found.append(path)
+    # Parents before sub-agents: a session file sorts before its own folder.
+    return sorted(dict.fromkeys(found), key=lambda p: (len(p.parts), str(p)))

@@ -1,0 +1,40 @@
+"""Fixtures shared by every test module.
+
+Real things only: real SQLite files in temporary folders, a real LCM_HOME.
+Tests that need the real transcripts read them in place from ../shared/data
+and skip with a message when that folder is absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test ever touches the user's ~/.lcm, ~/.claude or ~/.codex."""
+    home = tmp_path / "lcm-home"
+    monkeypatch.setenv("LCM_HOME", str(home))
+    monkeypatch.setenv("LCM_CLAUDE_HOME", str(tmp_path / "claude-home"))
+    monkeypatch.setenv("LCM_CODEX_HOME", str(tmp_path / "codex-home"))
+    for name in ("LCM_STORAGE_BACKEND", "LCM_SUMMARIZER_PROVIDER", "LCM_POSTGRES_URL"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture
+def lcm_home(tmp_path: Path) -> Path:
+    return tmp_path / "lcm-home"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real transcripts not found at {SHARED_DATA} (../shared/data)")
+    return SHARED_DATA

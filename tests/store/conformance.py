@@ -1,0 +1,467 @@
+"""The backend-neutral storage conformance suite.
+
+Every backend runs this class unchanged: subclass ``StoreConformance`` and
+provide a ``store_factory`` fixture returning a callable that opens a *new*
+store connected to the *same* database each time it is called (so tests can
+check visibility across connections, reopen after close, and so on).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from lossless.errors import (
+    InputError,
+    LeaseLostError,
+    NestedTransactionError,
+    StoreClosedError,
+    StoreError,
+)
+from lossless.models import NewLargeFile, NewMessage, NewNativeRecord, NewPart, NewSummary
+from lossless.store.contract import GrepQuery, Store
+
+StoreFactory = Callable[[], Store]
+
+
+def msg(
+    content: str,
+    key: str | None = None,
+    *,
+    role: str = "user",
+    at: str | None = None,
+    parts: tuple[NewPart, ...] = (),
+    records: tuple[NewNativeRecord, ...] = (),
+) -> NewMessage:
+    return NewMessage(
+        role=role,  # type: ignore[arg-type]
+        content=content,
+        ingest_key=key,
+        created_at=at,
+        parts=parts,
+        native_records=records,
+    )
+
+
+class StoreConformance:
+    @pytest.fixture
+    def store(self, store_factory: StoreFactory) -> Iterator[Store]:
+        store = store_factory()
+        yield store
+        store.close()
+
+    def conv(self, store: Store, session: str = "s1", project: str = "p1") -> int:
+        return store.conversations.get_or_create(
+            project=project, session_id=session, client="generic"
+        ).id
+
+    # -- conversations -------------------------------------------------
+
+    def test_get_or_create_is_idempotent(self, store: Store) -> None:
+        a = store.conversations.get_or_create(project="p", session_id="s", client="codex")
+        b = store.conversations.get_or_create(project="p", session_id="s", client="codex")
+        assert a == b
+        assert len(store.conversations.list()) == 1
+
+    def test_conversations_isolated_by_project(self, store: Store) -> None:
+        a = self.conv(store, "same", "alpha")
+        b = self.conv(store, "same", "beta")
+        assert a != b
+        assert [c.id for c in store.conversations.list(project="alpha")] == [a]
+        assert store.conversations.find_by_session("same", project="beta").id == b  # type: ignore[union-attr]
+
+    def test_conversation_list_order_and_limit(self, store: Store) -> None:
+        ids = [
+            store.conversations.get_or_create(
+                project="p", session_id=f"s{i}", client="generic", created_at=at
+            ).id
+            for i, at in enumerate(
+                ["2026-01-03T00:00:00.000Z", "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z"]
+            )
+        ]
+        assert [c.id for c in store.conversations.list()] == [ids[1], ids[2], ids[0]]
+        assert len(store.conversations.list(limit=2)) == 2
+        assert store.conversations.list(limit=0) == []
+
+    def test_find_by_session_and_metadata(self, store: Store) -> None:
+        cid = self.conv(store, "sess-x")
+        store.conversations.update_metadata(cid, {"a": 1})
+        store.conversations.update_metadata(cid, {"b": [1, 2]})
+        found = store.conversations.find_by_session("sess-x")
+        assert found is not None and found.metadata == {"a": 1, "b": [1, 2]}
+        assert store.conversations.find_by_session("missing") is None
+        assert store.conversations.get(999_999) is None
+
+    # -- messages ------------------------------------------------------
+
+    def test_append_allocates_contiguous_seq(self, store: Store) -> None:
+        cid = self.conv(store)
+        first = store.messages.append(cid, [msg("a", "k1"), msg("b", "k2")])
+        second = store.messages.append(cid, [msg("c", "k3")])
+        assert [m.seq for m in first.inserted + second.inserted] == [0, 1, 2]
+        assert [m.content for m in store.messages.list(cid)] == ["a", "b", "c"]
+
+    def test_append_is_idempotent_by_ingest_key(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("a", "k1"), msg("b", "k2")])
+        again = store.messages.append(cid, [msg("a", "k1"), msg("b", "k2"), msg("c", "k3")])
+        assert again.skipped == 2
+        assert [m.content for m in again.inserted] == ["c"]
+        assert store.messages.count(cid) == 3
+
+    def test_content_round_trips_byte_exact(self, store: Store) -> None:
+        cid = self.conv(store)
+        samples = [
+            "plain",
+            "tabs\tand\r\nCRLF\rCR",
+            "unicode: héllo wörld 日本語 🚀 \u200b zero-width",
+            "  leading and trailing spaces  \n\n",
+            "x" * 200_000,
+            '{"json": "looking", "escape": "\\u0041"}',
+            "",
+        ]
+        result = store.messages.append(cid, [msg(s, f"k{i}") for i, s in enumerate(samples)])
+        for inserted, original in zip(result.inserted, samples, strict=True):
+            fetched = store.messages.get(inserted.id)
+            assert fetched is not None
+            assert fetched.content == original
+            assert fetched.content.encode("utf-8") == original.encode("utf-8")
+
+    def test_parts_keep_order_and_metadata(self, store: Store) -> None:
+        cid = self.conv(store)
+        parts = (
+            NewPart("reasoning", "thinking...", metadata={"signature": "abc"}),
+            NewPart("text", "hello"),
+            NewPart("tool_use", '{"cmd": "ls"}', tool_name="Bash", tool_call_id="t1"),
+            NewPart("image", None, metadata={"media_type": "image/png", "data": "iVBORw0KGgo="}),
+        )
+        (m,) = store.messages.append(
+            cid, [msg("hello", "k", role="assistant", parts=parts)]
+        ).inserted
+        got = store.messages.parts([m.id])[m.id]
+        assert [
+            (p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, p.metadata) for p in got
+        ] == [
+            (i, p.kind, p.text, p.tool_name, p.tool_call_id, p.metadata)
+            for i, p in enumerate(parts)
+        ]
+        assert store.messages.parts([]) == {}
+
+    def test_nul_is_refused_and_nothing_is_written(self, store: Store) -> None:
+        cid = self.conv(store)
+        with pytest.raises(InputError, match="U\\+0000"):
+            store.messages.append(cid, [msg("fine", "k1"), msg("bad\x00byte", "k2")])
+        assert store.messages.count(cid) == 0
+        with pytest.raises(InputError):
+            store.messages.append(cid, [msg("x", "k3", parts=(NewPart("text", "a\x00"),))])
+        assert store.messages.count(cid) == 0
+
+    def test_list_pagination_semantics(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg(str(i), f"k{i}") for i in range(5)])
+        assert [m.seq for m in store.messages.list(cid, after_seq=1)] == [2, 3, 4]
+        assert [m.seq for m in store.messages.list(cid, after_seq=1, limit=2)] == [2, 3]
+        assert store.messages.list(cid, limit=0) == []
+        assert len(store.messages.list(cid, limit=None)) == 5
+        assert [m.seq for m in store.messages.iter_all(cid, batch=2)] == [0, 1, 2, 3, 4]
+        last = store.messages.last(cid)
+        assert last is not None and last.seq == 4
+
+    def test_native_records_are_kept_once(self, store: Store) -> None:
+        cid = self.conv(store)
+        rec = NewNativeRecord("uuid-1", "assistant", '{"raw": true}', "/t.jsonl", 3, 120)
+        (m,) = store.messages.append(cid, [msg("a", "uuid-1", records=(rec,))]).inserted
+        extra = [
+            NewNativeRecord("p-1", "progress", '{"p": 1}'),
+            NewNativeRecord("p-2", "progress", "{}"),
+        ]
+        assert store.messages.add_native_records(cid, extra) == 2
+        assert store.messages.add_native_records(cid, extra) == 0
+        records = store.messages.native_records(cid)
+        assert [r.native_key for r in records] == ["uuid-1", "p-1", "p-2"]
+        assert records[0].message_id == m.id and records[0].raw == '{"raw": true}'
+        assert records[0].line_no == 3 and records[0].byte_offset == 120
+        assert store.messages.has_native_keys(cid, ["p-1", "nope", "uuid-1"]) == {"p-1", "uuid-1"}
+        assert [r.native_key for r in store.messages.native_records(cid, message_id=m.id)] == [
+            "uuid-1"
+        ]
+
+    def test_conversations_are_isolated(self, store: Store) -> None:
+        a, b = self.conv(store, "a"), self.conv(store, "b")
+        store.messages.append(a, [msg("alpha", "k")])
+        store.messages.append(b, [msg("beta", "k")])  # same key, other conversation
+        assert [m.seq for m in store.messages.list(b)] == [0]
+        assert store.messages.count(a) == 1 and store.messages.count() == 2
+        hits = store.search.grep(GrepQuery("alpha", conversation_id=b))
+        assert hits == []
+
+    def test_get_many_orders_by_conversation_and_seq(self, store: Store) -> None:
+        a = self.conv(store, "a")
+        ms = store.messages.append(a, [msg(str(i), f"k{i}") for i in range(3)]).inserted
+        got = store.messages.get_many([ms[2].id, ms[0].id, ms[2].id])
+        assert [m.seq for m in got] == [0, 2]
+
+    # -- transactions --------------------------------------------------
+
+    def test_rollback_leaves_nothing(self, store: Store) -> None:
+        cid = self.conv(store)
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            tx.messages.append(cid, [msg("gone", "k1")])
+            raise RuntimeError("boom")
+        assert store.messages.count(cid) == 0
+        assert store.context.list(cid) == []
+
+    def test_nested_transaction_is_an_error(self, store: Store) -> None:
+        cid = self.conv(store)
+        with store.transaction() as tx:
+            tx.messages.append(cid, [msg("kept", "k1")])
+            with pytest.raises(NestedTransactionError), store.transaction():
+                pass
+        assert store.messages.count(cid) == 1
+
+    def test_commit_is_visible_to_another_connection(
+        self, store: Store, store_factory: StoreFactory
+    ) -> None:
+        cid = self.conv(store)
+        other = store_factory()
+        try:
+            with store.transaction() as tx:
+                tx.messages.append(cid, [msg("shared", "k1")])
+            assert other.messages.count(cid) == 1
+        finally:
+            other.close()
+
+    def test_closed_store_refuses_use(self, store_factory: StoreFactory) -> None:
+        store = store_factory()
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("persisted", "k1")])
+        store.close()
+        store.close()  # idempotent
+        with pytest.raises(StoreClosedError):
+            store.messages.count(cid)
+        with pytest.raises(StoreClosedError), store.transaction():
+            pass
+        reopened = store_factory()
+        try:
+            assert reopened.messages.count(cid) == 1
+        finally:
+            reopened.close()
+
+    # -- summaries and context -----------------------------------------
+
+    def _summary(self, cid: int, content: str, depth: int = 0) -> NewSummary:
+        return NewSummary(
+            conversation_id=cid,
+            kind="leaf" if depth == 0 else "condensed",
+            depth=depth,
+            content=content,
+            token_count=len(content) // 4 + 1,
+            earliest_at="2026-01-01T00:00:00.000Z",
+            latest_at="2026-01-01T01:00:00.000Z",
+        )
+
+    def test_summary_links_and_lineage(self, store: Store) -> None:
+        cid = self.conv(store)
+        ms = store.messages.append(cid, [msg(f"m{i}", f"k{i}") for i in range(4)]).inserted
+        leaf1 = store.summaries.create(
+            self._summary(cid, "first"), message_ids=[ms[0].id, ms[1].id]
+        )
+        leaf2 = store.summaries.create(
+            self._summary(cid, "second"), message_ids=[ms[2].id, ms[3].id]
+        )
+        top = store.summaries.create(
+            self._summary(cid, "top", depth=1), source_summary_ids=[leaf1.id, leaf2.id]
+        )
+        assert leaf1.id.startswith("sum_") and len(leaf1.id) == 20
+        assert store.summaries.source_message_ids(leaf2.id) == [ms[2].id, ms[3].id]
+        assert store.summaries.source_summary_ids(top.id) == [leaf1.id, leaf2.id]
+        assert store.summaries.condensed_into(leaf1.id) == top.id
+        assert store.summaries.condensed_into(top.id) is None
+        assert store.summaries.covering([ms[0].id, ms[3].id]) == {
+            ms[0].id: leaf1.id,
+            ms[3].id: leaf2.id,
+        }
+        assert [s.id for s in store.summaries.list(cid, depth=0)] == [leaf1.id, leaf2.id]
+        got = store.summaries.get(top.id)
+        assert got is not None and got.content == "top" and got.depth == 1
+
+    def test_context_replace_range(self, store: Store) -> None:
+        cid = self.conv(store)
+        ms = store.messages.append(cid, [msg("x" * 40, f"k{i}") for i in range(5)]).inserted
+        store.context.append_messages(cid, ms)
+        assert store.context.token_total(cid) == sum(m.token_count for m in ms)
+        leaf = store.summaries.create(
+            self._summary(cid, "s"), message_ids=[ms[0].id, ms[1].id, ms[2].id]
+        )
+        items = store.context.list(cid)
+        with store.transaction() as tx:
+            tx.context.replace_range(cid, items[0].ordinal, items[2].ordinal, leaf)
+        after = store.context.list(cid)
+        assert [(i.item_type, i.summary_id or i.message_id) for i in after] == [
+            ("summary", leaf.id),
+            ("message", ms[3].id),
+            ("message", ms[4].id),
+        ]
+        assert (
+            store.context.token_total(cid)
+            == leaf.token_count + ms[3].token_count + ms[4].token_count
+        )
+        with pytest.raises(StoreError):
+            store.context.replace_range(cid, items[1].ordinal, items[2].ordinal, leaf)
+        more = store.messages.append(cid, [msg("late", "k9")]).inserted
+        store.context.append_messages(cid, more)
+        assert store.context.list(cid)[-1].message_id == more[0].id
+
+    # -- search --------------------------------------------------------
+
+    def _seed_search(self, store: Store) -> tuple[int, int]:
+        a, b = self.conv(store, "a", "proj-a"), self.conv(store, "b", "proj-b")
+        store.messages.append(
+            a,
+            [
+                msg(
+                    "the database migration failed with error 42",
+                    "k1",
+                    at="2026-01-01T10:00:00.000Z",
+                ),
+                msg(
+                    "we fixed the migration by adding an index", "k2", at="2026-01-02T10:00:00.000Z"
+                ),
+                msg("unrelated chatter about lunch", "k3", at="2026-01-03T10:00:00.000Z"),
+            ],
+        )
+        store.messages.append(
+            b,
+            [
+                msg("migration migration database database", "k1", at="2026-01-04T10:00:00.000Z"),
+                msg("日本語のテキストを検索する", "k2", at="2026-01-05T10:00:00.000Z"),
+            ],
+        )
+        return a, b
+
+    def test_full_text_ranks_better_matches_first(self, store: Store) -> None:
+        self._seed_search(store)
+        hits = store.search.grep(
+            GrepQuery("database migration", mode="full_text", scope="messages")
+        )
+        assert len(hits) == 3
+        assert hits[0].snippet.count("[") >= 2
+        assert {h.snippet for h in hits[-1:]} != set()
+        assert all(h.kind == "message" and h.role == "user" for h in hits)
+        assert "lunch" not in " ".join(h.snippet for h in hits)
+
+    def test_regex_newest_first_with_filters(self, store: Store) -> None:
+        a, _ = self._seed_search(store)
+        hits = store.search.grep(GrepQuery(r"migr\w+", mode="regex"))
+        assert [h.created_at for h in hits] == sorted((h.created_at for h in hits), reverse=True)  # type: ignore[type-var]
+        assert len(hits) == 3
+        assert "[migration]" in hits[0].snippet
+        only_a = store.search.grep(GrepQuery("migration", mode="regex", project="proj-a"))
+        assert {h.conversation_id for h in only_a} == {a}
+        recent = store.search.grep(
+            GrepQuery("migration", mode="regex", since="2026-01-02T00:00:00.000Z")
+        )
+        assert len(recent) == 2
+        assert len(store.search.grep(GrepQuery("migration", mode="regex", limit=1))) == 1
+        assert (
+            store.search.grep(GrepQuery("migration", mode="regex", session_id="b"))[0].session_id
+            == "b"
+        )
+
+    def test_substring_and_cjk_search(self, store: Store) -> None:
+        self._seed_search(store)
+        hits = store.search.grep(GrepQuery("テキスト", mode="regex"))
+        assert len(hits) == 1 and "日本語" in hits[0].snippet
+        assert len(store.search.grep(GrepQuery("igrat", mode="regex"))) == 3
+        assert len(store.search.grep(GrepQuery("(?i)DATABASE MIGRATION", mode="regex"))) == 1
+
+    def test_bad_patterns_are_input_errors(self, store: Store) -> None:
+        self._seed_search(store)
+        with pytest.raises(InputError):
+            store.search.grep(GrepQuery("([unclosed", mode="regex"))
+        with pytest.raises(InputError):
+            store.search.grep(GrepQuery("", mode="full_text"))
+        with pytest.raises(InputError):
+            store.search.grep(GrepQuery("!!! ???", mode="full_text"))
+        # FTS syntax characters in user input are treated as words, not syntax.
+        assert store.search.grep(GrepQuery('migration" OR (', mode="full_text"))
+
+    def test_summaries_are_searchable_and_cover_messages(self, store: Store) -> None:
+        a, _ = self._seed_search(store)
+        ms = store.messages.list(a)
+        leaf = store.summaries.create(
+            self._summary(a, "Leaf: the migration failure was fixed with an index"),
+            message_ids=[ms[0].id, ms[1].id],
+        )
+        both = store.search.grep(GrepQuery("index", mode="full_text"))
+        assert {h.kind for h in both} == {"message", "summary"}
+        message_hit = next(h for h in both if h.kind == "message")
+        assert message_hit.covering_summary_id == leaf.id
+        only_summaries = store.search.grep(GrepQuery("index", mode="regex", scope="summaries"))
+        assert [h.id for h in only_summaries] == [leaf.id]
+
+    # -- import bookkeeping --------------------------------------------
+
+    def test_quarantine_keeps_raw_bytes_once(self, store: Store) -> None:
+        raw = b"\x00\xff not json"
+        assert store.quarantine.add(
+            source_path="/t.jsonl", line_no=7, byte_offset=99, error="bad", raw=raw
+        )
+        assert not store.quarantine.add(
+            source_path="/t.jsonl", line_no=7, byte_offset=99, error="bad", raw=raw
+        )
+        (kept,) = store.quarantine.list()
+        assert kept.raw == raw and kept.line_no == 7 and kept.error == "bad"
+        assert store.quarantine.count() == 1
+
+    def test_cursor_upsert(self, store: Store) -> None:
+        from lossless.models import SourceCursor
+
+        cid = self.conv(store)
+        assert store.cursors.get("/x") is None
+        store.cursors.put(SourceCursor("/x", cid, 10, 1, "k", "h", "2026-01-01T00:00:00.000Z"))
+        store.cursors.put(SourceCursor("/x", cid, 20, 2, "k2", "h2", "2026-01-01T00:00:01.000Z"))
+        got = store.cursors.get("/x")
+        assert got is not None and (got.byte_offset, got.line_no, got.anchor_key) == (20, 2, "k2")
+
+    def test_large_files(self, store: Store) -> None:
+        cid = self.conv(store)
+        f = store.files.create(
+            NewLargeFile(cid, "/tmp/f.json", 100, 25, "ab" * 32, "application/json", "keys: a, b")
+        )
+        assert f.id.startswith("file_")
+        assert store.files.get(f.id) == f
+        assert store.files.list(cid) == [f]
+
+    # -- leases --------------------------------------------------------
+
+    def test_leases_fence_and_expire(self, store: Store) -> None:
+        cid = self.conv(store)
+        first = store.leases.acquire(cid, "w1", ttl_s=0.3)
+        assert first is not None
+        assert store.leases.acquire(cid, "w2", ttl_s=5) is None
+        again = store.leases.acquire(cid, "w1", ttl_s=0.3)
+        assert again is not None and again.fence == first.fence
+        time.sleep(0.35)
+        taken = store.leases.acquire(cid, "w2", ttl_s=5)
+        assert taken is not None and taken.fence > first.fence
+        with pytest.raises(LeaseLostError):
+            store.leases.check(first)
+        with pytest.raises(LeaseLostError):
+            store.leases.renew(first, 5)
+        store.leases.check(taken)
+        store.leases.release(first)  # a stale release changes nothing
+        store.leases.check(taken)
+        store.leases.release(taken)
+        third = store.leases.acquire(cid, "w3", ttl_s=5)
+        assert third is not None and third.fence > taken.fence
+
+    def test_stats(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("abcd" * 10, "k1", parts=(NewPart("text", "abcd"),))])
+        stats = store.stats()
+        assert (stats.conversations, stats.messages, stats.parts) == (1, 1, 1)
+        assert stats.message_tokens == 10
+        assert stats.by_client == {"generic": 1}

@@ -1,0 +1,16 @@
+"""The conformance suite against real SQLite files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.store.conformance import StoreConformance, StoreFactory
+
+from lossless.store.sqlite import SQLiteStore
+
+
+class TestSQLiteConformance(StoreConformance):
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        return lambda: SQLiteStore(tmp_path / "lcm.db")

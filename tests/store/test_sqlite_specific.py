@@ -1,0 +1,71 @@
+"""SQLite-only behaviour: file mode, pragmas, the migration ledger."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from lossless.errors import MigrationError, StoreError
+from lossless.store.sqlite import SQLiteStore
+
+
+def test_database_file_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "lcm.db"
+    SQLiteStore(path).close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_wal_and_foreign_keys(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store._db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        with pytest.raises(sqlite3.IntegrityError):
+            store._db.execute(
+                "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
+                "created_at) VALUES (999, 0, 'user', 'x', 1, 'now')"
+            )
+    finally:
+        store.close()
+
+
+def test_migrations_are_recorded_with_checksums(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "lcm.db")
+    applied = store.migrations()
+    store.close()
+    assert [m.version for m in applied] == [1]
+    assert all(len(m.checksum) == 64 for m in applied)
+    # Reopening applies nothing new and accepts the recorded history.
+    SQLiteStore(tmp_path / "lcm.db").close()
+
+
+def test_changed_applied_migration_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "lcm.db"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE schema_migrations SET checksum = 'deadbeef' || substr(checksum, 9)")
+    db.commit()
+    db.close()
+    with pytest.raises(MigrationError, match="changed after it was applied"):
+        SQLiteStore(path)
+
+
+def test_newer_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "lcm.db"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO schema_migrations VALUES (2, 'from_the_future', 'x', '2030-01-01')")
+    db.commit()
+    db.close()
+    with pytest.raises(MigrationError, match="newer lossless"):
+        SQLiteStore(path)
+
+
+def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "lcm.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match=str(path)):
+        SQLiteStore(path)
