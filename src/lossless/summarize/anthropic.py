@@ -1,0 +1,95 @@
+"""Summaries from Anthropic's Messages API.
+
+The SDK is an optional extra, imported when the summarizer is constructed so
+that ``import lossless`` never needs it and a missing install is reported at
+configuration time, not in the middle of a compaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lossless.summarize._provider import (
+    default_max_output_tokens,
+    missing_sdk,
+    temperature_for,
+    translate,
+)
+from lossless.summarize.normalize import anthropic_text, field, usage_tokens
+from lossless.summarize.prompts import build_prompt
+from lossless.summarize.protocol import SummaryRequest, SummaryResponse
+from lossless.tokens import estimate_tokens
+
+DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
+
+
+class AnthropicSummarizer:
+    """Summarizer backed by ``anthropic.Anthropic().messages.create``.
+
+    ``api_key=None`` leaves credential discovery to the SDK. The SDK's own
+    retries are disabled: ``ResilientSummarizer`` owns retrying, and two retry
+    layers would multiply the wait. ``client`` injects a ready client (tests,
+    custom transports).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        max_output_tokens: int | None = None,
+        client: Any = None,
+    ) -> None:
+        self.name = "anthropic"
+        self.model = model or DEFAULT_ANTHROPIC_MODEL
+        self.timeout_s = timeout_s
+        self.max_output_tokens = max_output_tokens
+        if client is None:
+            try:
+                import anthropic as sdk
+            except ImportError as exc:
+                raise missing_sdk("anthropic", "anthropic", exc) from exc
+            kwargs: dict[str, Any] = {"timeout": timeout_s, "max_retries": 0}
+            if api_key is not None:
+                kwargs["api_key"] = api_key
+            if base_url is not None:
+                kwargs["base_url"] = base_url
+            try:
+                client = sdk.Anthropic(**kwargs)
+            except Exception as exc:
+                error = translate(exc, provider=self.name, model=self.model)
+                if error is exc:
+                    raise
+                raise error from exc
+        self._client = client
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        system, user = build_prompt(request)
+        try:
+            response = self._client.messages.create(
+                model=self.model,
+                max_tokens=self.max_output_tokens or default_max_output_tokens(request),
+                temperature=temperature_for(request),
+                system=system,
+                messages=[{"role": "user", "content": user}],
+                timeout=self.timeout_s,
+            )
+        except Exception as exc:
+            error = translate(exc, provider=self.name, model=self.model)
+            if error is exc:
+                raise
+            raise error from exc
+        text = anthropic_text(response)
+        prompt_tokens, completion_tokens = usage_tokens(response)
+        return SummaryResponse(
+            text=text,
+            input_tokens=(
+                prompt_tokens if prompt_tokens is not None else estimate_tokens(system + user)
+            ),
+            output_tokens=completion_tokens
+            if completion_tokens is not None
+            else estimate_tokens(text),
+            model=str(field(response, "model") or self.model),
+        )
