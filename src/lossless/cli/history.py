@@ -23,6 +23,13 @@ from lossless.timeutil import parse_since
     help="Parse every PATH as this format instead of detecting it.",
 )
 @click.option("--project", default=None, help="Store the imported sessions under this project.")
+@click.option(
+    "--complete",
+    is_flag=True,
+    help="Treat every transcript as finished. By default the last message of a "
+    "transcript written to in the last two minutes is left for the next import, "
+    "because a running session may still add to it.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
@@ -31,6 +38,7 @@ def import_cmd(
     paths: tuple[Path, ...],
     kind: SourceKind | None,
     project: str | None,
+    complete: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -88,7 +96,9 @@ def import_cmd(
                 before += step
                 bar.update(step)
 
-            result = importer.import_file(path, file_kind, progress=advance)
+            result = importer.import_file(
+                path, file_kind, final=True if complete else None, progress=advance
+            )
             bar.update(max(0, _size(path) - result.resumed_from - before))
             results.append(result)
 
@@ -96,6 +106,7 @@ def import_cmd(
     skipped = sum(r.messages_skipped for r in results)
     failed = [r for r in results if r.error]
     problems = sum(len(r.problems) for r in results)
+    live = [r for r in results if r.held_back_bytes]
     if as_json:
         emit_json(
             {
@@ -132,6 +143,13 @@ def import_cmd(
                 click.echo(f"lcm: {problem}", err=True)
             if len(r.problems) > 20:
                 click.echo(f"lcm: {r.path}: {len(r.problems) - 20} more problem(s)", err=True)
+        if live:
+            click.echo(
+                f"{len(live)} transcript(s) may still be growing: their last "
+                f"{sum(r.held_back_bytes for r in live)} byte(s) will be read by the next "
+                "import (or pass --complete).",
+                err=True,
+            )
     stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)
     if files and not stored_anything and (failed or problems):
         ctx.exit(1)

@@ -50,6 +50,7 @@ class FileImportResult:
     problems: list[str] = field(default_factory=list)
     resumed_from: int = 0
     pending_tail: bool = False
+    held_back_bytes: int = 0
     error: str | None = None
 
     @property
@@ -146,6 +147,9 @@ class Importer:
             )
             self._consume(path, events, conversation, result, progress)
             result.pending_tail = parse_progress.pending_tail
+            # What the parser left unread (an incomplete last line, or the last
+            # message of a live session that may still grow) is read next time.
+            result.held_back_bytes = max(0, path.stat().st_size - parse_progress.end_offset)
             if result.conversation_id is not None:
                 self.store.cursors.put(
                     _cursor(
