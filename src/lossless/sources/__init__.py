@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +42,14 @@ __all__ = [
     "detect_kind",
     "flatten_tool_result",
     "head_records",
+    "line_before",
     "mark_consumed",
     "native_record",
     "parser_for",
     "render_content",
     "render_part",
     "scan_lines",
+    "start_progress",
     "str_field",
     "tool_pairing",
 ]
@@ -168,6 +170,53 @@ def scan_lines(
         else:
             yield ScannedLine(raw, end, digest_hex, data=data, text=raw.data.decode("utf-8"))
         current = following
+
+
+def line_before(path: Path, offset: int, limit: int = 16 * 1024 * 1024) -> bytes | None:
+    """The complete line ending just before ``offset`` (without its newline).
+
+    Used on resume to recover the anchor and any one-line context; None at the
+    start of the file, when ``offset`` is not at a line start, or when the line
+    is longer than ``limit``.
+    """
+    if offset <= 0:
+        return None
+    with path.open("rb") as fh:
+        fh.seek(offset - 1)
+        if fh.read(1) != b"\n":
+            return None
+        end = pos = offset - 1
+        chunks: list[bytes] = []
+        while pos > 0:
+            step = min(64 * 1024, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                chunks.append(chunk[newline + 1 :])
+                break
+            chunks.append(chunk)
+            if end - pos > limit:
+                return None
+        return b"".join(reversed(chunks))
+
+
+def start_progress(
+    path: Path, start_offset: int, start_line: int, key_of: Callable[[RawLine], str]
+) -> tuple[ParseProgress, bytes | None]:
+    """Progress for a parse starting at ``start_offset``, and the line before it.
+
+    When resuming, ``last_key``/``last_sha256`` already describe the line just
+    before the start, so a parse that finds nothing new still reports the
+    cursor's anchor instead of None.
+    """
+    progress = ParseProgress(end_offset=start_offset, end_line=start_line)
+    before = line_before(path, start_offset)
+    if before is not None:
+        progress.last_key = key_of(RawLine(start_line, 0, before, True))
+        progress.last_sha256 = hashlib.sha256(before).hexdigest()
+    return progress, before
 
 
 def head_records(path: Path, limit: int = 64) -> Iterator[dict[str, Any]]:

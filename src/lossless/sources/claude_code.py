@@ -24,9 +24,20 @@ from lossless.sources import (
     native_record,
     render_content,
     scan_lines,
+    start_progress,
     str_field,
 )
-from lossless.sources.base import ParseEvent, ParseProblem, ParseProgress, SessionInfo, SourceKind
+from lossless.sources.base import (
+    LineError,
+    ParseEvent,
+    ParseProblem,
+    ParseProgress,
+    RawLine,
+    SessionInfo,
+    SourceKind,
+    decode_json_line,
+    line_key,
+)
 
 __all__ = ["ClaudeCodeParser", "claude_session_info"]
 
@@ -35,6 +46,15 @@ def _record_key(line: ScannedLine) -> str:
     assert line.data is not None
     uuid = line.data.get("uuid")
     return uuid if isinstance(uuid, str) and uuid else line.line_key
+
+
+def _raw_key(raw: RawLine) -> str:
+    """Native key of an undecoded line (the anchor line before a resume point)."""
+    try:
+        uuid = decode_json_line(raw).get("uuid")
+    except LineError:
+        uuid = None
+    return uuid if isinstance(uuid, str) and uuid else line_key(raw.line_no, raw.data)
 
 
 def _subagent_from_path(path: Path) -> tuple[str, str] | None:
@@ -52,7 +72,7 @@ def _text(data: dict[str, Any], key: str) -> str | None:
 def claude_session_info(path: Path) -> SessionInfo:
     """Session facts from the head of the file (so a resumed parse gets the same)."""
     session_id: str | None = None
-    cwd = started = version = branch = agent_id = slug = None
+    cwd = started = version = branch = agent_id = None
     sidechain = False
     for data in head_records(path):
         started = started or _text(data, "timestamp")
@@ -60,7 +80,6 @@ def claude_session_info(path: Path) -> SessionInfo:
         version = version or _text(data, "version")
         branch = branch or _text(data, "gitBranch")
         agent_id = agent_id or _text(data, "agentId")
-        slug = slug or _text(data, "slug")
         sidechain = sidechain or data.get("isSidechain") is True
         session_id = session_id or _text(data, "sessionId")
     metadata: dict[str, Any] = {}
@@ -68,8 +87,6 @@ def claude_session_info(path: Path) -> SessionInfo:
         metadata["version"] = version
     if branch:
         metadata["git_branch"] = branch
-    if slug:
-        metadata["slug"] = slug
     parent: str | None = None
     sub = _subagent_from_path(path)
     if sub is not None:
@@ -194,7 +211,7 @@ class ClaudeCodeParser:
         self, path: Path, *, start_offset: int = 0, start_line: int = 0, final: bool = True
     ) -> tuple[Iterator[ParseEvent], ParseProgress]:
         check_readable(path)
-        progress = ParseProgress(end_offset=start_offset, end_line=start_line)
+        progress, _ = start_progress(path, start_offset, start_line, _raw_key)
         return self._events(path, start_offset, start_line, final, progress), progress
 
     def _events(

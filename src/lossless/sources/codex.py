@@ -32,6 +32,7 @@ from lossless.sources import (
     native_record,
     render_content,
     scan_lines,
+    start_progress,
     str_field,
 )
 from lossless.sources.base import (
@@ -43,6 +44,7 @@ from lossless.sources.base import (
     SessionInfo,
     SourceKind,
     decode_json_line,
+    line_key,
 )
 
 __all__ = ["CodexParser", "codex_session_info"]
@@ -70,9 +72,6 @@ _ROLES: dict[str, Role] = {
     "system": "system",
     "tool": "tool",
 }
-# The previous line is re-read on resume to dedupe a user_message event; a
-# line bigger than this cannot be the short prompt item it would mirror.
-_PREVIOUS_LINE_LIMIT = 16 * 1024 * 1024
 
 
 def _session_id_from_name(path: Path) -> str:
@@ -140,29 +139,8 @@ def codex_session_info(path: Path) -> SessionInfo:
     )
 
 
-def _line_before(path: Path, offset: int) -> bytes | None:
-    """The complete line that ends just before ``offset`` (without its newline)."""
-    if offset <= 0:
-        return None
-    with path.open("rb") as fh:
-        fh.seek(offset - 1)
-        if fh.read(1) != b"\n":
-            return None
-        end = pos = offset - 1
-        chunks: list[bytes] = []
-        while pos > 0:
-            step = min(64 * 1024, pos)
-            pos -= step
-            fh.seek(pos)
-            chunk = fh.read(step)
-            newline = chunk.rfind(b"\n")
-            if newline >= 0:
-                chunks.append(chunk[newline + 1 :])
-                break
-            chunks.append(chunk)
-            if end - pos > _PREVIOUS_LINE_LIMIT:
-                return None
-        return b"".join(reversed(chunks))
+def _raw_key(raw: RawLine) -> str:
+    return line_key(raw.line_no, raw.data)
 
 
 def _user_item_texts(data: dict[str, Any] | None) -> tuple[str, ...] | None:
@@ -212,16 +190,20 @@ class CodexParser:
         self, path: Path, *, start_offset: int = 0, start_line: int = 0, final: bool = True
     ) -> tuple[Iterator[ParseEvent], ParseProgress]:
         check_readable(path)
-        progress = ParseProgress(end_offset=start_offset, end_line=start_line)
-        return self._events(path, start_offset, start_line, progress), progress
+        progress, before = start_progress(path, start_offset, start_line, _raw_key)
+        return self._events(path, start_offset, start_line, progress, before), progress
 
     def _events(
-        self, path: Path, start_offset: int, start_line: int, progress: ParseProgress
+        self,
+        path: Path,
+        start_offset: int,
+        start_line: int,
+        progress: ParseProgress,
+        before: bytes | None,
     ) -> Iterator[ParseEvent]:
         yield codex_session_info(path)
         source = str(path)
         previous_user: tuple[str, ...] | None = None
-        before = _line_before(path, start_offset)
         if before is not None:
             try:
                 previous_user = _user_item_texts(

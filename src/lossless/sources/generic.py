@@ -29,8 +29,17 @@ from lossless.sources import (
     native_record,
     render_content,
     scan_lines,
+    start_progress,
 )
-from lossless.sources.base import ParseEvent, ParseProblem, ParseProgress, SessionInfo, SourceKind
+from lossless.sources.base import (
+    ParseEvent,
+    ParseProblem,
+    ParseProgress,
+    RawLine,
+    SessionInfo,
+    SourceKind,
+    line_key,
+)
 
 __all__ = ["MAX_DOCUMENT_BYTES", "GenericParser", "message_from_dict"]
 
@@ -166,6 +175,10 @@ def message_from_dict(
     )
 
 
+def _raw_key(raw: RawLine) -> str:
+    return line_key(raw.line_no, raw.data)
+
+
 def _created_at(data: object) -> str | None:
     if isinstance(data, dict):
         for key in ("created_at", "timestamp"):
@@ -241,12 +254,11 @@ class GenericParser:
         self, path: Path, *, start_offset: int = 0, start_line: int = 0, final: bool = True
     ) -> tuple[Iterator[ParseEvent], ParseProgress]:
         check_readable(path)
-        progress = ParseProgress(end_offset=start_offset, end_line=start_line)
         if path.suffix.lower() == ".json":
-            events = self._document_events(path, start_offset, final, progress)
-        else:
-            events = self._line_events(path, start_offset, start_line, progress)
-        return events, progress
+            progress = ParseProgress(end_offset=start_offset, end_line=start_line)
+            return self._document_events(path, start_offset, final, progress), progress
+        progress, _ = start_progress(path, start_offset, start_line, _raw_key)
+        return self._line_events(path, start_offset, start_line, progress), progress
 
     # -- .jsonl
 
@@ -289,13 +301,6 @@ class GenericParser:
     ) -> Iterator[ParseEvent]:
         source = str(path)
         size = path.stat().st_size
-
-        def consumed_all(data: bytes, last_key: str | None) -> None:
-            progress.end_offset = size
-            progress.end_line = _line_count(data)
-            progress.last_key = last_key
-            progress.last_sha256 = hashlib.sha256(data).hexdigest()
-
         if size > MAX_DOCUMENT_BYTES:
             yield SessionInfo(client="generic", session_id=path.stem)
             progress.end_offset = size
@@ -309,55 +314,72 @@ class GenericParser:
             )
             return
         data = path.read_bytes()
+        found = self._document(source, path.stem, data)
+        if found is None:
+            if final:
+                found = self._broken_document(source, path.stem, data)
+            else:
+                progress.pending_tail = True  # probably still being written
+                yield SessionInfo(client="generic", session_id=path.stem)
+                return
+        info, events, last_key = found
+        progress.end_offset = len(data)
+        progress.end_line = _line_count(data)
+        progress.last_key = last_key
+        progress.last_sha256 = hashlib.sha256(data).hexdigest()
+        yield info
         if start_offset > 0 and start_offset == len(data):
-            # Already read whole; an edited document changes size or anchor and
-            # is then re-read from 0 by the caller.
-            yield SessionInfo(client="generic", session_id=path.stem)
-            consumed_all(data, None)
+            # Read whole before. An edited document changes size or anchor,
+            # and the caller then re-reads it from 0.
             return
+        yield from events
+
+    def _broken_document(
+        self, source: str, stem: str, data: bytes
+    ) -> tuple[SessionInfo, list[ParseEvent], str | None]:
         bom = len(_BOM) if data.startswith(_BOM) else 0
         try:
             text = data[bom:].decode("utf-8")
             json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if not final:
-                progress.pending_tail = True  # probably still being written
-                yield SessionInfo(client="generic", session_id=path.stem)
-                return
-            if isinstance(exc, UnicodeDecodeError):
-                line_no, offset = _line_count(data[: bom + exc.start]) or 1, bom + exc.start
-                error = f"JSON document is not valid UTF-8 (byte {offset})"
-            else:
-                line_no = exc.lineno
-                offset = bom + len(text[: exc.pos].encode("utf-8"))
-                error = (
-                    f"malformed JSON document: {exc.msg} at line {exc.lineno} column {exc.colno}"
-                )
-            yield SessionInfo(client="generic", session_id=path.stem)
-            consumed_all(data, None)
-            yield ParseProblem(source, line_no, offset, error, data)
-            return
+        except UnicodeDecodeError as exc:
+            offset = bom + exc.start
+            line_no = data.count(b"\n", 0, offset) + 1
+            error = f"JSON document is not valid UTF-8 (byte {offset})"
+        except json.JSONDecodeError as exc:
+            line_no = exc.lineno
+            offset = bom + len(text[: exc.pos].encode("utf-8"))
+            error = f"malformed JSON document: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        else:
+            line_no, offset = 1, 0
+            error = (
+                "JSON document is neither a list of messages nor an object with a 'messages' list"
+            )
+        info = SessionInfo(client="generic", session_id=stem)
+        return info, [ParseProblem(source, line_no, offset, error, data)], None
+
+    def _document(
+        self, source: str, stem: str, data: bytes
+    ) -> tuple[SessionInfo, list[ParseEvent], str | None] | None:
+        """SessionInfo, events and last key of a well-formed document, else None."""
+        bom = len(_BOM) if data.startswith(_BOM) else 0
+        try:
+            text = data[bom:].decode("utf-8")
+            json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
         items, header = _document_items(text)
+        if items is None:
+            return None
         session_id = header.get("session_id")
         title = header.get("title")
         project = header.get("project", header.get("cwd"))
-        yield SessionInfo(
+        info = SessionInfo(
             client="generic",
-            session_id=session_id if isinstance(session_id, str) and session_id else path.stem,
+            session_id=session_id if isinstance(session_id, str) and session_id else stem,
             project=project if isinstance(project, str) else None,
-            started_at=next((c for _, _, v in items or () if (c := _created_at(v))), None),
+            started_at=next((c for _, _, v in items if (c := _created_at(v))), None),
             title=title if isinstance(title, str) else None,
         )
-        if items is None:
-            consumed_all(data, None)
-            yield ParseProblem(
-                source,
-                1,
-                0,
-                "JSON document is neither a list of messages nor an object with a 'messages' list",
-                data,
-            )
-            return
         events: list[ParseEvent] = []
         last_key: str | None = None
         char_pos, byte_pos, line_no = 0, bom, 1
@@ -370,15 +392,8 @@ class GenericParser:
             key = f"I{index}:{hashlib.sha256(raw_bytes).hexdigest()[:16]}"
             last_key = key
             if not isinstance(value, dict):
-                events.append(
-                    ParseProblem(
-                        source,
-                        line_no,
-                        byte_pos,
-                        f"element {index} is a {type(value).__name__}, not a message object",
-                        raw_bytes,
-                    )
-                )
+                error = f"element {index} is a {type(value).__name__}, not a message object"
+                events.append(ParseProblem(source, line_no, byte_pos, error, raw_bytes))
                 continue
             record = NewNativeRecord(
                 native_key=key,
@@ -395,5 +410,4 @@ class GenericParser:
                 events.append(message_from_dict(value, ingest_key=key, native_records=(record,)))
             except ValueError as exc:
                 events.append(ParseProblem(source, line_no, byte_pos, str(exc), raw_bytes))
-        consumed_all(data, last_key)
-        yield from events
+        return info, events, last_key
