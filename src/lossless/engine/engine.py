@@ -213,7 +213,10 @@ class Engine:
 def _message_from_dict(data: dict[str, Any]) -> NewMessage:
     from lossless.sources.generic import message_from_dict
 
-    return message_from_dict(data)
+    try:
+        return message_from_dict(data)
+    except ValueError as exc:
+        raise InputError(f"not a usable message: {exc}") from None
 
 
 class ConversationHandle:
