@@ -21,10 +21,30 @@ from lossless.store.contract import Store
 from lossless.store.sqlite.store import SQLiteStore
 from lossless.summarize import SummaryRequest, SummaryResponse
 
-WORDS = (
-    "migration schema index query cache worker deploy config parser token budget "
-    "summary context retry timeout lease fence commit branch module function error"
-).split()
+WORDS = [
+    "migration",
+    "schema",
+    "index",
+    "query",
+    "cache",
+    "worker",
+    "deploy",
+    "config",
+    "parser",
+    "token",
+    "budget",
+    "summary",
+    "context",
+    "retry",
+    "timeout",
+    "lease",
+    "fence",
+    "commit",
+    "branch",
+    "module",
+    "function",
+    "error",
+]
 
 
 def make_config(home: Path, **overrides: Any) -> Config:
