@@ -87,9 +87,11 @@ _ERROR_RE = re.compile(
 # `except ValueError`); there only report-shaped errors count.
 _ERROR_REPORT_RE = re.compile(
     r"^\W*(?:error|fatal|panic|failed|failure)\b\s*[:!\[]|^\W*\w*(?:Error|Exception)\s*:"
-    r"|\bTraceback \(most recent call last\)|(?-i:\bFAILED\b|\bERROR\b)|\bexit (?:code|status) [1-9]"
+    r"|^\W*(?-i:[a-z_][\w]*\.)+(?-i:[A-Z]\w*):\s"  # qualified exception: `psycopg.errors.X: ...`
+    r"|(?-i:\bFAILED\b|\bERROR\b)|\bexit (?:code|status) [1-9]"
     r"|\b(?:no such file or directory|permission denied|command not found|connection refused|"
-    r"timed out|segmentation fault|test(?:s)? failed|\d+ (?:failed|errors?))\b"
+    r"timed out|segmentation fault|test(?:s)? failed|\d+ (?:failed|errors?)|does not exist|"
+    r"is not defined|no module named|undefined (?:column|table|variable|method|reference))\b"
     r"|\bHTTP [45]\d\d\b",
     re.IGNORECASE,
 )
@@ -140,6 +142,9 @@ _FILLER_RE = re.compile(
     r"let me (?:check|look|see)(?: (?:at )?(?:that|this|it))?|continue|go on)[.!]*$",
     re.IGNORECASE,
 )
+
+# Words of the rendering itself, not of the conversation.
+_MARKER_WORDS = frozenset({"tool_use", "tool_result", "tool_call", "function_call"})
 
 _MAX_UNIT_CHARS = {"normal": 240, "aggressive": 160}
 _GOAL_UNITS = 2
@@ -298,7 +303,7 @@ def _score(
     handles: list[str] = []
     call_names = [c.split("(")[0] for c in calls]
     for item in [*paths, *(name + "()" for name in call_names), *idents]:
-        if item in call_names or len(item) < 4:
+        if item in call_names or len(item) < 4 or item in _MARKER_WORDS:
             continue  # `foo` is already named as `foo()`
         if item not in handles:
             handles.append(item)
@@ -476,7 +481,10 @@ class ExtractiveSummarizer:
 
         # Room for the "Expand for details about:" line is set aside up front so
         # the body can never crowd it out.
-        reserve = min(max(12, budget // 8), 80)
+        topics = ", ".join(parsed.expand_items)
+        reserve = min(
+            max(12, budget // 8, est(f"{EXPAND_PREFIX} {topics}") + 12), max(12, budget // 4)
+        )
         body_budget = max(0, budget - reserve)
         chosen: set[int] = set()
         opened: set[int] = set()
@@ -500,10 +508,15 @@ class ExtractiveSummarizer:
 
         for unit in sorted((u for u in candidates if u.forced), key=lambda u: (-u.score, u.pos)):
             try_add(unit)
+        # Normal mode ranks by value per token (damped, so a bare file name does
+        # not outrank a sentence); aggressive mode keeps only the most important
+        # facts, so it ranks by value alone and lets length decide only the fit.
         ranked = sorted(
             (u for u in candidates if not u.forced and u.score > 0),
-            # Value per token, damped so a bare file name does not outrank a sentence.
-            key=lambda u: (-u.score / math.sqrt(max(8, est(u.text))), u.pos),
+            key=lambda u: (
+                -(u.score if aggressive else u.score / math.sqrt(max(8, est(u.text)))),
+                u.pos,
+            ),
         )
         for unit in ranked:
             if used >= body_budget:
@@ -531,12 +544,17 @@ class ExtractiveSummarizer:
 
 
 def _mark_goal(blocks: list[_Block]) -> None:
-    """Keep the opening request: the first user block's first lines, else the first lines."""
+    """Keep the opening request: the first user block's first lines.
+
+    A chunk that starts mid-session has no user request in it; its first line
+    still anchors what was going on, but earns no more than that one line.
+    """
     first_user = next((b for b in blocks if b.role == "user" and b.units), None)
     target = first_user or next((b for b in blocks if b.units), None)
     if target is None:
         return
-    for unit in [u for u in target.units if not u.duplicate][:_GOAL_UNITS]:
+    count = _GOAL_UNITS if first_user is not None else 1
+    for unit in [u for u in target.units if not u.duplicate][:count]:
         unit.forced = True
 
 
@@ -570,42 +588,60 @@ def _render(blocks: list[_Block], chosen: set[int], *, aggressive: bool) -> str:
 
 
 def _footer(parsed: _Parsed, chosen: set[int], body: str, room: int, est: TokenEstimator) -> str:
+    """The closing pointer line, built from the most to the least useful part while it fits.
+
+    Order: topics the source summaries said were expandable (they name real
+    content), then what kind of lines were dropped, then names (paths,
+    identifiers) that appear only in dropped lines: the best grep targets.
+    """
     omitted = [u for u in parsed.units if u.pos not in chosen]
     dropped = len(omitted) + parsed.noise + parsed.injected
     counts: list[str] = []
-    n_err = sum(1 for u in omitted if "error" in u.kinds)
-    n_tool = sum(1 for u in omitted if "tool" in u.kinds)
-    n_dup = sum(1 for u in omitted if u.duplicate)
-    if n_err:
-        counts.append(f"{n_err} error lines")
-    if n_tool:
-        counts.append(f"{n_tool} tool output lines")
-    if n_dup:
-        counts.append(f"{n_dup} repeated lines")
-    if parsed.noise:
-        counts.append(f"{parsed.noise} filler/data lines")
-    if parsed.injected:
-        counts.append(f"{parsed.injected} instruction-like lines from tool output")
-    line = EXPAND_PREFIX
-    if dropped:
-        line += f" {dropped} omitted lines" + (" (" + ", ".join(counts) + ")" if counts else "")
-    if est(line) > room:
-        return ""
-    # Names that survive only in dropped lines are the best grep/expand targets.
+    for label, n in (
+        ("error lines", sum(1 for u in omitted if "error" in u.kinds)),
+        ("tool output lines", sum(1 for u in omitted if "tool" in u.kinds)),
+        ("repeated lines", sum(1 for u in omitted if u.duplicate)),
+        ("filler/data lines", parsed.noise),
+        ("instruction-like lines from tool output", parsed.injected),
+    ):
+        if n:
+            counts.append(f"{n} {label}")
     freq: dict[str, int] = {}
     for unit in omitted:
         for handle in unit.handles:
-            if handle not in body:
+            if handle not in body and handle not in parsed.expand_items:
                 freq[handle] = freq.get(handle, 0) + 1
     handles = sorted(freq, key=lambda h: -freq[h])  # sort is stable: ties keep first-seen order
-    items = [*parsed.expand_items, *(h for h in handles if h not in parsed.expand_items)]
-    joiner = "; mentions of: " if dropped else " "
-    for item in items[:12]:
-        candidate = line + joiner + item
+
+    line = EXPAND_PREFIX
+    sep = " "
+
+    def extend(piece: str) -> bool:
+        nonlocal line, sep
+        candidate = line + sep + piece
         if est(candidate) > room:
+            return False
+        line, sep = candidate, "; "
+        return True
+
+    topics = ""
+    for item in parsed.expand_items:
+        candidate = f"{topics}, {item}" if topics else item
+        if est(f"{line} {candidate}") > room:
             break
-        line = candidate
-        joiner = ", "
+        topics = candidate
+    if topics:
+        extend(topics)
+    if dropped and not (counts and extend(f"{dropped} omitted lines ({', '.join(counts)})")):
+        extend(f"{dropped} omitted lines")
+    names = ""
+    for handle in handles[:12]:
+        candidate = f"{names}, {handle}" if names else f"mentions of: {handle}"
+        if est(f"{line}{sep}{candidate}") > room:
+            break
+        names = candidate
+    if names:
+        extend(names)
     return "" if line == EXPAND_PREFIX else line
 
 
