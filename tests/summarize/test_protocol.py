@@ -47,3 +47,9 @@ def test_error_hierarchy() -> None:
 
 def test_extractive_satisfies_protocol() -> None:
     assert isinstance(ExtractiveSummarizer(), Summarizer)
+
+
+def test_summarizer_errors_are_lossless_errors() -> None:
+    from lossless.errors import LosslessError
+
+    assert issubclass(SummarizerError, LosslessError)

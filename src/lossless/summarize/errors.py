@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lossless.errors import LosslessError
 
-class SummarizerError(Exception):
+
+class SummarizerError(LosslessError):
     """Base class for every summarizer failure."""
 
 
