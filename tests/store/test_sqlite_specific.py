@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lossless.errors import MigrationError, StoreError
+from lossless.store.migrations import load_migrations
 from lossless.store.sqlite import SQLiteStore
 
 
@@ -36,7 +37,9 @@ def test_migrations_are_recorded_with_checksums(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "lcm.db")
     applied = store.migrations()
     store.close()
-    assert [m.version for m in applied] == [1]
+    expected = [m.version for m in load_migrations("lossless.store.sqlite")]
+    assert [m.version for m in applied] == expected
+    assert expected[:2] == [1, 2]
     assert all(len(m.checksum) == 64 for m in applied)
     # Reopening applies nothing new and accepts the recorded history.
     SQLiteStore(tmp_path / "lcm.db").close()
@@ -57,7 +60,10 @@ def test_newer_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "lcm.db"
     SQLiteStore(path).close()
     db = sqlite3.connect(path)
-    db.execute("INSERT INTO schema_migrations VALUES (2, 'from_the_future', 'x', '2030-01-01')")
+    future = len(load_migrations("lossless.store.sqlite")) + 1
+    db.execute(
+        "INSERT INTO schema_migrations VALUES (?, 'from_the_future', 'x', '2030-01-01')", (future,)
+    )
     db.commit()
     db.close()
     with pytest.raises(MigrationError, match="newer lossless"):

@@ -22,6 +22,9 @@ Text inputs containing U+0000 are refused with ``InputError`` by every backend
 from __future__ import annotations
 
 import builtins
+import hashlib
+import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -295,6 +298,142 @@ class LeaseRepository(Protocol):
         ...
 
 
+# -- durable memory ---------------------------------------------------------
+
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normalize_memory_text(text: str) -> str:
+    """The form two memories are compared in for de-duplication.
+
+    NFKC, case-folded, every run of punctuation/whitespace collapsed to one
+    space. So "Use uv, not pip." and "use uv not pip" are the same memory,
+    while any change of words is a different one: cheap, predictable, and the
+    same on every backend (no fuzzy threshold that could merge opposites such
+    as "always X" / "never X").
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _NON_WORD.sub(" ", folded).strip()
+
+
+def memory_text_hash(text: str) -> str:
+    """SHA-256 (hex) of ``normalize_memory_text(text)``: the de-duplication key."""
+    return hashlib.sha256(normalize_memory_text(text).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A durable fact to keep for a project: a decision, a fix, a convention.
+
+    ``confidence`` is in [0, 1]: 1.0 for what a user said to remember, lower
+    for what was promoted automatically from summaries.
+    """
+
+    project: str
+    text: str
+    tags: tuple[str, ...] = ()
+    confidence: float = 1.0
+    source_summary_id: str | None = None
+    source_conversation_id: int | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    project: str
+    text: str
+    tags: tuple[str, ...]
+    confidence: float
+    source_summary_id: str | None
+    source_conversation_id: int | None
+    created_at: str
+    text_hash: str
+    last_surfaced_at: str | None = None
+    last_used_at: str | None = None
+    surfaced_count: int = 0
+    used_count: int = 0
+    archived: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    """What ``MemoryRepository.create`` did: ``created`` is False for a duplicate."""
+
+    memory: Memory
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """A memory matching a search. ``score`` is the backend's relevance (higher is
+    better); it orders one result list and is not comparable across backends."""
+
+    memory: Memory
+    score: float
+
+
+class MemoryRepository(Protocol):
+    def create(self, memory: NewMemory) -> MemoryWrite:
+        """Store a memory (id ``mem_`` + 16 hex), or return the near-duplicate.
+
+        A near-duplicate is a memory of the same project whose
+        ``memory_text_hash`` is equal (archived or not). It is returned with
+        ``created=False``; if it is not archived, the new tags are appended to
+        its tags and its confidence is raised to the new one if higher, so
+        re-stating a fact reinforces it. An archived duplicate is returned
+        unchanged: forgetting stays in force until ``revive``.
+
+        Tags are stripped, empty ones dropped, duplicates removed (order kept).
+        Raises ``InputError`` for empty text, confidence outside [0, 1], or a
+        source summary/conversation that does not exist.
+        """
+        ...
+
+    def get(self, memory_id: str) -> Memory | None: ...
+
+    def list(
+        self, *, project: str | None = None, include_archived: bool = False
+    ) -> builtins.list[Memory]:
+        """Memories ordered by created_at, then id."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        limit: int = 20,
+        include_archived: bool = False,
+    ) -> builtins.list[MemoryHit]:
+        """Full-text search over text and tags; any word may match, best first.
+
+        Ties are broken newest first, then by id. Raises ``InputError`` if
+        ``query`` has no searchable words.
+        """
+        ...
+
+    def archive(self, memory_id: str) -> Memory:
+        """Hide a memory from listing, search and recall; raises ``NotFoundError``."""
+        ...
+
+    def revive(self, memory_id: str) -> Memory:
+        """Undo ``archive``; raises ``NotFoundError``."""
+        ...
+
+    def record_surfaced(self, memory_ids: Sequence[str], at: str) -> None:
+        """Count one surfacing of each memory (shown to an agent) at time ``at``.
+
+        Unknown ids are ignored: a memory may be archived or gone by the time
+        feedback arrives, and feedback must never fail the agent's turn.
+        """
+        ...
+
+    def record_used(self, memory_id: str, at: str) -> Memory:
+        """Count one use (the agent relied on it); raises ``NotFoundError``."""
+        ...
+
+
 class Repositories(Protocol):
     """The repositories of one store, bound to its connection or transaction."""
 
@@ -316,6 +455,8 @@ class Repositories(Protocol):
     def cursors(self) -> CursorRepository: ...
     @property
     def leases(self) -> LeaseRepository: ...
+    @property
+    def memory(self) -> MemoryRepository: ...
 
 
 class Store(Repositories, Protocol):

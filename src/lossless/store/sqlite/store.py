@@ -27,6 +27,7 @@ from lossless.errors import (
     LeaseLostError,
     MigrationError,
     NestedTransactionError,
+    NotFoundError,
     StoreClosedError,
     StoreError,
 )
@@ -52,7 +53,12 @@ from lossless.store.contract import (
     Capabilities,
     GrepQuery,
     Lease,
+    Memory,
+    MemoryHit,
+    MemoryWrite,
+    NewMemory,
     StoreStats,
+    memory_text_hash,
 )
 from lossless.store.migrations import (
     AppliedMigration,
@@ -347,6 +353,10 @@ class SQLiteStore:
     @property
     def leases(self) -> _Leases:
         return _Leases(self)
+
+    @property
+    def memory(self) -> _Memories:
+        return _Memories(self)
 
     # -- stats -------------------------------------------------------------
 
@@ -1258,6 +1268,193 @@ class _Leases(_Repo):
                 f"lease on conversation {lease.conversation_id} (fence {lease.fence}) "
                 "is no longer held by this worker"
             )
+
+
+def _memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=row["id"],
+        project=row["project"],
+        text=row["text"],
+        tags=tuple(json.loads(row["tags"])),
+        confidence=float(row["confidence"]),
+        source_summary_id=row["source_summary_id"],
+        source_conversation_id=row["source_conversation_id"],
+        created_at=row["created_at"],
+        text_hash=row["text_hash"],
+        last_surfaced_at=row["last_surfaced_at"],
+        last_used_at=row["last_used_at"],
+        surfaced_count=int(row["surfaced_count"]),
+        used_count=int(row["used_count"]),
+        archived=bool(row["archived"]),
+    )
+
+
+def _clean_tags(tags: Sequence[str]) -> builtins.list[str]:
+    cleaned: dict[str, None] = {}
+    for tag in tags:
+        _check_text(tag, "memory tag")
+        text = " ".join(tag.split())
+        if text:
+            cleaned[text] = None
+    return builtins.list(cleaned)
+
+
+class _Memories(_Repo):
+    def create(self, memory: NewMemory) -> MemoryWrite:
+        text = memory.text.strip()
+        if not text:
+            raise InputError("memory text is empty")
+        _check_text(text, "memory text")
+        _check_text(memory.project, "project")
+        if not 0.0 <= memory.confidence <= 1.0:
+            raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
+        tags = _clean_tags(memory.tags)
+        text_hash = memory_text_hash(text)
+        with self.s._atomic():
+            existing = self.s._q1(
+                "SELECT * FROM memories WHERE project = ? AND text_hash = ?",
+                (memory.project, text_hash),
+            )
+            if existing is not None:
+                found = _memory(existing)
+                if found.archived:
+                    return MemoryWrite(found, created=False)
+                merged = _clean_tags([*found.tags, *tags])
+                confidence = max(found.confidence, memory.confidence)
+                if merged != builtins.list(found.tags) or confidence != found.confidence:
+                    self.db.execute(
+                        "UPDATE memories SET tags = ?, tags_text = ?, confidence = ? WHERE id = ?",
+                        (json.dumps(merged), " ".join(merged), confidence, found.id),
+                    )
+                again = self.get(found.id)
+                assert again is not None
+                return MemoryWrite(again, created=False)
+            if (
+                memory.source_summary_id is not None
+                and self.s._q1("SELECT 1 FROM summaries WHERE id = ?", (memory.source_summary_id,))
+                is None
+            ):
+                raise InputError(f"source summary {memory.source_summary_id} does not exist")
+            if (
+                memory.source_conversation_id is not None
+                and self.s._q1(
+                    "SELECT 1 FROM conversations WHERE id = ?", (memory.source_conversation_id,)
+                )
+                is None
+            ):
+                raise InputError(
+                    f"source conversation {memory.source_conversation_id} does not exist"
+                )
+            created_at = memory.created_at or utc_now_iso()
+            digest = hashlib.sha256(
+                f"{memory.project}\x1f{text_hash}\x1f{uuid.uuid4()}".encode()
+            ).hexdigest()
+            memory_id = f"mem_{digest[:16]}"
+            self.db.execute(
+                "INSERT INTO memories(id, project, text, text_hash, tags, tags_text, confidence, "
+                "source_summary_id, source_conversation_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory_id,
+                    memory.project,
+                    text,
+                    text_hash,
+                    json.dumps(tags),
+                    " ".join(tags),
+                    memory.confidence,
+                    memory.source_summary_id,
+                    memory.source_conversation_id,
+                    created_at,
+                ),
+            )
+            got = self.get(memory_id)
+        assert got is not None
+        return MemoryWrite(got, created=True)
+
+    def get(self, memory_id: str) -> Memory | None:
+        row = self.s._q1("SELECT * FROM memories WHERE id = ?", (memory_id,))
+        return None if row is None else _memory(row)
+
+    def list(
+        self, *, project: str | None = None, include_archived: bool = False
+    ) -> builtins.list[Memory]:
+        sql = "SELECT * FROM memories WHERE 1=1"
+        params: builtins.list[Any] = []
+        if project is not None:
+            sql += " AND project = ?"
+            params.append(project)
+        if not include_archived:
+            sql += " AND archived = 0"
+        return [_memory(r) for r in self.s._q(sql + " ORDER BY created_at, id", params)]
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        limit: int = 20,
+        include_archived: bool = False,
+    ) -> builtins.list[MemoryHit]:
+        _check_text(query, "memory search query")
+        match = full_text_query(query)
+        if limit <= 0:
+            return []
+        where = ""
+        params: builtins.list[Any] = [match]
+        if project is not None:
+            where += " AND m.project = ?"
+            params.append(project)
+        if not include_archived:
+            where += " AND m.archived = 0"
+        # Tags are labels someone chose on purpose: a tag hit counts double.
+        rows = self.s._q(
+            "SELECT m.*, bm25(memories_fts, 1.0, 2.0) AS bm FROM memories_fts "
+            "JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ?{where} "
+            "ORDER BY bm, m.created_at DESC, m.id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [MemoryHit(_memory(r), score=-float(r["bm"])) for r in rows]
+
+    def _set_archived(self, memory_id: str, archived: bool) -> Memory:
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE memories SET archived = ? WHERE id = ?", (int(archived), memory_id)
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no memory {memory_id!r} (use `lcm memories --all`)")
+            got = self.get(memory_id)
+        assert got is not None
+        return got
+
+    def archive(self, memory_id: str) -> Memory:
+        return self._set_archived(memory_id, True)
+
+    def revive(self, memory_id: str) -> Memory:
+        return self._set_archived(memory_id, False)
+
+    def record_surfaced(self, memory_ids: Sequence[str], at: str) -> None:
+        ids = builtins.list(dict.fromkeys(memory_ids))
+        if not ids:
+            return
+        with self.s._atomic():
+            self.db.executemany(
+                "UPDATE memories SET surfaced_count = surfaced_count + 1, last_surfaced_at = ? "
+                "WHERE id = ?",
+                [(at, memory_id) for memory_id in ids],
+            )
+
+    def record_used(self, memory_id: str, at: str) -> Memory:
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE memories SET used_count = used_count + 1, last_used_at = ? WHERE id = ?",
+                (at, memory_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no memory {memory_id!r}")
+            got = self.get(memory_id)
+        assert got is not None
+        return got
 
 
 def open_sqlite(path: Path | str) -> SQLiteStore:
