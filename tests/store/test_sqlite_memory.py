@@ -1,0 +1,17 @@
+"""The memory conformance suite against real SQLite files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.store.conformance import StoreFactory
+from tests.store.memory_conformance import MemoryConformance
+
+from lossless.store.sqlite import SQLiteStore
+
+
+class TestSQLiteMemory(MemoryConformance):
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        return lambda: SQLiteStore(tmp_path / "lcm.db")
