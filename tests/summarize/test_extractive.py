@@ -152,3 +152,15 @@ def test_custom_estimator_budget_respected(transcript: str) -> None:
     assert response.input_tokens == words(transcript)
     assert response.output_tokens == words(response.text)
     assert response.model is None
+
+
+def test_untimestamped_role_labels_only_alone_on_a_line() -> None:
+    text = (
+        "user:\nplease check the host\n\n"
+        'assistant:\n[tool_use Bash] {"command": "hostnamectl"}\n\n'
+        "tool:\nSystem: Ubuntu 24.04 LTS\nUser: deploy\nKernel: Linux 6.8.0-45-generic\n"
+    )
+    out = summarize(text, target=200)
+    assert out.startswith("user:\nplease check the host")
+    assert "System: Ubuntu 24.04 LTS" in out
+    assert out.count("user:") == 1

@@ -71,7 +71,7 @@ _INJECTION_RE = re.compile(
 )
 _TOOL_IMPERATIVE_RE = re.compile(
     r"\byou\s+(?:\w+\s+(?:and|or)\s+)?(?:must|should|need to|are required to|have to|will now)\b"
-    r"|^\W*(?:important|reminder|note to (?:the )?(?:ai|assistant|model)|assistant|system)\s*:"
+    r"|^\W*(?:important|reminder|note to (?:the )?(?:ai|assistant|model))\s*:"
     r"|\b(?:do not|don't|never|always)\s+(?:respond|reply|mention|tell|reveal|follow|run|execute)\b",
     re.IGNORECASE,
 )
@@ -222,8 +222,10 @@ def _header_of(line: str) -> tuple[str | None, str | None, str] | None:
         label = match.group("label")
         return stamp, (label.rstrip(": ").strip() if label else None), match.group("rest")
     match = _ROLE_HEADER_RE.match(line)
-    if match:
-        return None, match.group("label"), match.group("rest")
+    # Without a timestamp, only a label alone on its line ("user:", "[tool_result]")
+    # is a header: "User: alice" or "System: Linux" in tool output are content.
+    if match and not match.group("rest").strip():
+        return None, match.group("label"), ""
     return None
 
 
