@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 import socket
 import time
 import uuid
@@ -49,6 +50,7 @@ from lossless.summarize import (
     EscalationLevel,
     Summarizer,
     SummarizerFatalError,
+    build_summarizer,
     format_message_block,
     format_summary_block,
     join_blocks,
@@ -68,6 +70,7 @@ __all__ = [
     "load_facts",
     "message_facts",
     "protected_start",
+    "summarizer_from_config",
 ]
 
 log = logging.getLogger(__name__)
@@ -86,6 +89,23 @@ class CompactionError(LosslessError):
     conversation's lease was taken over by another worker mid-write. The
     original exception is chained as ``__cause__``.
     """
+
+
+def summarizer_from_config(
+    config: Config, *, estimator: TokenEstimator = estimate_tokens
+) -> Summarizer:
+    """The summarizer the configuration names (``summarizer.*`` settings)."""
+    command = str(config.get("summarizer.command") or "")
+    return build_summarizer(
+        str(config.get("summarizer.provider")),
+        model=str(config.get("summarizer.model")) or None,
+        api_key=str(config.get("summarizer.api_key")) or None,
+        base_url=str(config.get("summarizer.base_url")) or None,
+        command=shlex.split(command) if command else None,
+        timeout_s=float(config.get("summarizer.timeout_s")),
+        retries=int(config.get("summarizer.retries")),
+        estimate=estimator,
+    )
 
 
 # --------------------------------------------------------------------- message facts
@@ -913,6 +933,35 @@ class Compactor:
                 result.noop = None
 
         return self._run(conversation_id, "incremental", body, best_effort=True)
+
+    def after_turn(self, conversation_id: int, *, budget: int | None = None) -> CompactionResult:
+        """What to run after each model turn.
+
+        The incremental pass first; then, if the context is still above
+        ``context_threshold`` of ``budget`` (default ``context_budget_tokens``),
+        compaction down to that threshold. Best-effort like ``incremental``:
+        only a misconfigured summarizer raises (``CompactionError``).
+        """
+        result = self.incremental(conversation_id)
+        if result.error:
+            return result
+        window = budget if budget is not None else self._int("context_budget_tokens")
+        threshold = int(float(self.config.get("context_threshold")) * window)
+        if self.store.context.token_total(conversation_id) <= threshold:
+            return result
+        try:
+            overflow = self.compact_until_under(conversation_id, threshold)
+        except CompactionError:
+            raise
+        except Exception as exc:
+            log.warning("overflow compaction of conversation %s failed: %s", conversation_id, exc)
+            result.error = f"{type(exc).__name__}: {exc}"
+            return result
+        result.passes.extend(overflow.passes)
+        result.tokens_after = overflow.tokens_after
+        result.target = threshold
+        result.noop = None if result.acted else (overflow.noop or result.noop)
+        return result
 
     def _sweep_body(
         self,

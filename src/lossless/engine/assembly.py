@@ -1,0 +1,593 @@
+"""Context assembly: rebuild what the model sees this turn, under a token budget.
+
+::
+
+    [summary, summary, ..., message, message, ..., message]
+     |-- filled newest-first --|  |--- protected tail, always included ---|
+
+1. The conversation's context items are resolved in order: summaries become
+   user messages holding the ``<summary …>`` XML (condensed ones list their
+   ``<parents>``; every one ends with an "Expand for details about:" line),
+   messages are rebuilt from their stored parts.
+2. The protected tail (the last ``fresh_tail_count`` raw messages, widened to
+   keep tool pairs and the newest user turn whole; the same boundary
+   compaction uses) is always included, even over budget.
+3. The rest of the budget is filled from the newest older item backwards; the
+   oldest items are the ones left out, and the cut never lands inside a
+   tool_use/tool_result pair.
+4. The result is made valid for the target API: consecutive same-role
+   messages merged, system-role messages moved to the system prompt, every
+   tool_result answering a tool_use of the message just before it and every
+   tool_use answered (anything else becomes plain text, so no information is
+   dropped), tool_results first in their message.
+
+Output shapes: Anthropic Messages API (``system`` separate, content blocks,
+strictly alternating roles starting with ``user``) and OpenAI Chat Completions
+(``tool_calls`` on assistant messages, ``role: tool`` messages with
+``tool_call_id``). Reasoning parts are not replayed: providers reject or ignore
+earlier turns' thinking without its signature, and it is stored anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any, Literal
+
+from lossless.engine.compaction import blocked_cuts, message_facts, protected_start
+from lossless.errors import InputError
+from lossless.models import ContextItem, Message, Part, Summary
+from lossless.store.contract import Repositories
+from lossless.summarize import EXPAND_PREFIX
+from lossless.tokens import TokenEstimator, estimate_tokens
+
+__all__ = [
+    "FORMATS",
+    "AssembledContext",
+    "Format",
+    "TokenBreakdown",
+    "assemble",
+    "render_summary",
+]
+
+Format = Literal["anthropic", "openai"]
+FORMATS: tuple[Format, ...] = ("anthropic", "openai")
+
+# What an image costs a vision model (about a 1.15-megapixel image for
+# Anthropic); its stored text is only a placeholder, so it is counted apart.
+IMAGE_TOKENS = 1_600
+# Only needed when the oldest kept item is an assistant message: the Anthropic
+# API wants the conversation to open with a user message.
+CONTINUATION_NOTE = "[Earlier conversation omitted to fit the context budget.]"
+
+_SUMMARY_MARK = "_lcm_summary"
+_WRAPPER_TAG_RE = re.compile(r"<(\s*/?\s*)(summary_ref|summary|parents|content)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBreakdown:
+    """Where the assembled context's tokens go (estimates, same estimator as ingest)."""
+
+    budget: int
+    total: int
+    system: int
+    summaries: int
+    messages: int
+    fresh_tail: int
+    summary_count: int
+    message_count: int
+    fresh_tail_messages: int
+    dropped_items: int
+    dropped_tokens: int
+    over_budget: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledContext:
+    """Messages ready for one API call, plus what went into them.
+
+    ``included`` names the context items used, oldest first (``msg:<id>`` or a
+    summary id); ``request()`` gives the keyword arguments for the API call.
+    """
+
+    conversation_id: int
+    format: Format
+    system: str | None
+    messages: list[dict[str, Any]]
+    breakdown: TokenBreakdown
+    included: list[str] = field(default_factory=list)
+
+    def request(self) -> dict[str, Any]:
+        """``messages`` (and ``system`` for Anthropic) to pass to the SDK call."""
+        if self.format == "anthropic":
+            out: dict[str, Any] = {"messages": self.messages}
+            if self.system:
+                out["system"] = self.system
+            return out
+        return {"messages": self.messages}
+
+
+# --------------------------------------------------------------------- summaries
+
+
+def _neutralize(text: str) -> str:
+    """Keep summary text from closing or forging the XML wrapper around it.
+
+    Only the ``<`` of the wrapper's own tag names is escaped, so code and
+    markup in the summary stay readable.
+    """
+    return _WRAPPER_TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def render_summary(summary: Summary, parents: Sequence[str] = ()) -> str:
+    """The XML a summary is shown to the model as."""
+    attrs = [
+        f'id="{escape(summary.id)}"',
+        f'kind="{summary.kind}"',
+        f'depth="{summary.depth}"',
+        f'descendant_count="{summary.descendant_count}"',
+    ]
+    if summary.earliest_at:
+        attrs.append(f'earliest_at="{escape(summary.earliest_at)}"')
+    if summary.latest_at:
+        attrs.append(f'latest_at="{escape(summary.latest_at)}"')
+    lines = [f"<summary {' '.join(attrs)}>"]
+    if parents:
+        lines.append("  <parents>")
+        lines.extend(f'    <summary_ref id="{escape(p)}" />' for p in parents)
+        lines.append("  </parents>")
+    body = _neutralize(summary.content.strip())
+    if EXPAND_PREFIX not in body:
+        if parents:
+            what = f"the {len(parents)} summaries listed in <parents>"
+        else:
+            span = (
+                f" from {summary.earliest_at} to {summary.latest_at}"
+                if summary.earliest_at and summary.latest_at
+                else ""
+            )
+            what = f"the original messages{span}"
+        body += f"\n\n{EXPAND_PREFIX} {what} (lcm_expand {summary.id})"
+    lines.append("  <content>")
+    lines.append(body)
+    lines.append("  </content>")
+    lines.append("</summary>")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------- messages
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _tool_input(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"input": text}
+    return value if isinstance(value, dict) else {"input": value}
+
+
+def _image_source(meta: dict[str, Any]) -> dict[str, Any] | None:
+    source = meta.get("source")
+    if isinstance(source, dict):
+        if source.get("type") == "base64" and isinstance(source.get("data"), str):
+            return {
+                "type": "base64",
+                "media_type": source.get("media_type", "image/png"),
+                "data": source["data"],
+            }
+        if source.get("type") == "url" and isinstance(source.get("url"), str):
+            return {"type": "url", "url": source["url"]}
+    url = meta.get("image_url")
+    if isinstance(url, dict):
+        url = url.get("url")
+    if isinstance(url, str):
+        match = re.match(r"data:([\w.+/-]+);base64,(.*)", url, re.DOTALL)
+        if match:
+            return {"type": "base64", "media_type": match.group(1), "data": match.group(2)}
+        if url.startswith(("http://", "https://")):
+            return {"type": "url", "url": url}
+    return None
+
+
+def _result_content(part: Part) -> str | list[dict[str, Any]]:
+    meta = part.metadata or {}
+    original = meta.get("content")
+    if (
+        isinstance(original, list)
+        and original
+        and all(isinstance(b, dict) and b.get("type") in ("text", "image") for b in original)
+    ):
+        return original
+    return part.text or ""
+
+
+def _message_blocks(message: Message, parts: Sequence[Part]) -> list[dict[str, Any]]:
+    """The message as Anthropic-shaped content blocks (the internal form)."""
+    if not parts:
+        return [_text(message.content)] if message.content.strip() else []
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        meta = part.metadata or {}
+        text = part.text or ""
+        if part.kind == "text":
+            if text.strip():
+                blocks.append(_text(text))
+        elif part.kind == "tool_use":
+            if part.tool_call_id:
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": part.tool_call_id,
+                        "name": part.tool_name or "tool",
+                        "input": _tool_input(part.text),
+                    }
+                )
+            else:
+                # No id, no possible result (e.g. a server-side web search).
+                blocks.append(_text(f"[tool_use {part.tool_name or 'tool'}] {text}".rstrip()))
+        elif part.kind == "tool_result":
+            if part.tool_call_id:
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": part.tool_call_id,
+                    "content": _result_content(part),
+                }
+                if meta.get("is_error") is True:
+                    block["is_error"] = True
+                blocks.append(block)
+            else:
+                blocks.append(_text(f"[tool_result] {text}".rstrip()))
+        elif part.kind == "image":
+            source = _image_source(meta)
+            if source is not None:
+                blocks.append({"type": "image", "source": source})
+            else:
+                media = meta.get("media_type")
+                blocks.append(_text(f"[image {media}]" if isinstance(media, str) else "[image]"))
+        elif part.kind == "file":
+            label = next(
+                (
+                    meta[k]
+                    for k in ("title", "filename", "media_type")
+                    if isinstance(meta.get(k), str)
+                ),
+                None,
+            )
+            head = f"[file {label}]" if label else "[file]"
+            blocks.append(_text(f"{head}\n{text}" if text else head))
+        elif part.kind == "other" and text.strip():
+            blocks.append(_text(text))
+        # reasoning: deliberately not replayed (see module docstring)
+    return blocks
+
+
+# --------------------------------------------------------------------- shaping
+
+
+@dataclass(slots=True)
+class _Turn:
+    role: str
+    blocks: list[dict[str, Any]]
+
+
+def _merge(turns: Sequence[_Turn]) -> list[_Turn]:
+    merged: list[_Turn] = []
+    for turn in turns:
+        if not turn.blocks:
+            continue
+        if merged and merged[-1].role == turn.role:
+            merged[-1].blocks.extend(turn.blocks)
+        else:
+            merged.append(_Turn(turn.role, list(turn.blocks)))
+    return merged
+
+
+def _result_text(content: str | list[dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        b.get("text", "") if b.get("type") == "text" else f"[{b.get('type', 'block')}]"
+        for b in content
+    )
+
+
+def _use_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    args = json.dumps(block.get("input", {}), ensure_ascii=False)
+    return _text(f"[tool_use {block.get('name')} {block.get('id')}] {args}")
+
+
+def _result_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    body = _result_text(block.get("content", ""))
+    return _text(f"[tool_result {block.get('tool_use_id')}] {body}".rstrip())
+
+
+def _sanitize(turns: list[_Turn]) -> list[_Turn]:
+    """Make every tool_use answered by the next message and every tool_result
+    answer the previous one; the rest becomes text (nothing is dropped)."""
+    for index, turn in enumerate(turns):
+        if turn.role != "assistant":
+            continue
+        following = turns[index + 1] if index + 1 < len(turns) else None
+        answered = (
+            {
+                b["tool_use_id"]
+                for b in following.blocks
+                if b.get("type") == "tool_result" and following.role == "user"
+            }
+            if following is not None
+            else set()
+        )
+        seen: set[str] = set()
+        new_blocks: list[dict[str, Any]] = []
+        for block in turn.blocks:
+            if block.get("type") == "tool_use":
+                if block["id"] in answered and block["id"] not in seen:
+                    seen.add(block["id"])
+                    new_blocks.append(block)
+                else:
+                    new_blocks.append(_use_as_text(block))
+            else:
+                new_blocks.append(block)
+        turn.blocks = new_blocks
+    for index, turn in enumerate(turns):
+        if turn.role != "user":
+            continue
+        previous = turns[index - 1] if index > 0 else None
+        open_calls = (
+            {b["id"] for b in previous.blocks if b.get("type") == "tool_use"}
+            if previous is not None and previous.role == "assistant"
+            else set()
+        )
+        results: list[dict[str, Any]] = []
+        others: list[dict[str, Any]] = []
+        for block in turn.blocks:
+            if block.get("type") == "tool_result":
+                if block["tool_use_id"] in open_calls:
+                    open_calls.discard(block["tool_use_id"])
+                    results.append(block)
+                else:
+                    others.append(_result_as_text(block))
+            else:
+                others.append(block)
+        # The Anthropic API wants a message's tool_results before anything else.
+        turn.blocks = results + others
+    return turns
+
+
+def _public(block: dict[str, Any]) -> dict[str, Any]:
+    return (
+        {k: v for k, v in block.items() if k != _SUMMARY_MARK} if _SUMMARY_MARK in block else block
+    )
+
+
+def _anthropic(turns: list[_Turn]) -> list[dict[str, Any]]:
+    if turns and turns[0].role != "user":
+        turns.insert(0, _Turn("user", [_text(CONTINUATION_NOTE)]))
+    return [{"role": t.role, "content": [_public(b) for b in t.blocks]} for t in turns]
+
+
+def _openai_image(block: dict[str, Any]) -> dict[str, Any]:
+    source = block["source"]
+    if source["type"] == "base64":
+        url = f"data:{source['media_type']};base64,{source['data']}"
+    else:
+        url = source["url"]
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _openai(turns: list[_Turn], system: str | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for turn in turns:
+        if turn.role == "assistant":
+            texts = [b["text"] for b in turn.blocks if b.get("type") == "text"]
+            calls = [
+                {
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {
+                        "name": b["name"],
+                        "arguments": json.dumps(b.get("input", {}), ensure_ascii=False),
+                    },
+                }
+                for b in turn.blocks
+                if b.get("type") == "tool_use"
+            ]
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": "\n\n".join(texts) if texts or not calls else None,
+            }
+            if calls:
+                message["tool_calls"] = calls
+            out.append(message)
+            continue
+        for block in turn.blocks:
+            if block.get("type") == "tool_result":
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": block["tool_use_id"],
+                        "content": _result_text(block.get("content", "")),
+                    }
+                )
+        # Each summary stays its own user message; the user's own blocks
+        # between them are grouped.
+        groups: list[list[dict[str, Any]]] = []
+        for block in turn.blocks:
+            if block.get("type") == "tool_result":
+                continue
+            if block.get(_SUMMARY_MARK) or not groups or groups[-1][-1].get(_SUMMARY_MARK):
+                groups.append([block])
+            else:
+                groups[-1].append(block)
+        for rest in groups:
+            if any(b.get("type") == "image" for b in rest):
+                content: Any = [
+                    _openai_image(b)
+                    if b.get("type") == "image"
+                    else {"type": "text", "text": b["text"]}
+                    for b in rest
+                ]
+            else:
+                content = "\n\n".join(b["text"] for b in rest)
+            out.append({"role": "user", "content": content})
+    return out
+
+
+# --------------------------------------------------------------------- assemble
+
+
+@dataclass(slots=True)
+class _Resolved:
+    item: ContextItem
+    turn: _Turn
+    tokens: int
+
+
+def assemble(
+    repos: Repositories,
+    conversation_id: int,
+    *,
+    budget: int,
+    format: Format = "anthropic",
+    fresh_tail_count: int = 32,
+    system: str | None = None,
+    estimator: TokenEstimator = estimate_tokens,
+    protect_newest_turn: bool = True,
+) -> AssembledContext:
+    """Build the model input for ``conversation_id`` within ``budget`` tokens.
+
+    ``system`` is the caller's own system prompt; it counts against the
+    budget, and system-role messages from the history are appended to it.
+    """
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+    if budget < 0:
+        raise InputError("budget must be 0 or more tokens")
+    items = repos.context.list(conversation_id)
+    message_ids = [i.message_id for i in items if i.message_id is not None]
+    messages = {m.id: m for m in repos.messages.get_many(message_ids)}
+    parts = repos.messages.parts(message_ids) if message_ids else {}
+    facts = {mid: message_facts(m, parts.get(mid, [])) for mid, m in messages.items()}
+    blocked = blocked_cuts(items, facts)
+    tail = protected_start(
+        items,
+        facts,
+        fresh_tail_count,
+        protect_newest_turn=protect_newest_turn,
+        blocked=blocked,
+    )
+
+    def resolve(item: ContextItem) -> _Resolved:
+        if item.message_id is not None:
+            message = messages[item.message_id]
+            blocks = _message_blocks(message, parts.get(item.message_id, []))
+            images = sum(1 for b in blocks if b.get("type") == "image")
+            role = "user" if message.role == "tool" else message.role
+            return _Resolved(item, _Turn(role, blocks), message.token_count + images * IMAGE_TOKENS)
+        assert item.summary_id is not None
+        summary = repos.summaries.get(item.summary_id)
+        if summary is None:
+            raise InputError(f"context refers to missing summary {item.summary_id}")
+        parents = (
+            repos.summaries.source_summary_ids(summary.id) if summary.kind == "condensed" else []
+        )
+        xml = render_summary(summary, parents)
+        # Marked so the OpenAI shape can keep each summary its own message;
+        # the marker never reaches the output.
+        block = {**_text(xml), _SUMMARY_MARK: True}
+        return _Resolved(item, _Turn("user", [block]), estimator(xml))
+
+    protected = [resolve(i) for i in items[tail:]]
+    tail_system = [_joined_text(r.turn) for r in protected if r.turn.role == "system"]
+    tail_tokens = sum(r.tokens for r in protected if r.turn.role != "system")
+
+    def system_cost(text: str) -> int:
+        # +1 covers the blank line joining it to the other system parts.
+        return estimator(text) + 1 if text else 0
+
+    room = budget - tail_tokens - system_cost(system or "")
+    room -= sum(system_cost(t) for t in tail_system)
+    if format == "anthropic":
+        room -= estimator(CONTINUATION_NOTE)
+    # Older items, newest first, while they fit. System-role messages among
+    # them move to the system prompt and are budgeted as they are met.
+    kept: list[_Resolved] = []
+    cut = tail
+    for index in range(tail - 1, -1, -1):
+        resolved = resolve(items[index])
+        cost = (
+            system_cost(_joined_text(resolved.turn))
+            if resolved.turn.role == "system"
+            else resolved.tokens
+        )
+        if cost > room:
+            break
+        room -= cost
+        kept.append(resolved)
+        cut = index
+    # Never start inside a tool exchange: drop the stranded results too.
+    while cut < tail and blocked[cut]:
+        kept.pop()
+        cut += 1
+    kept.reverse()
+    older_system = [_joined_text(r.turn) for r in kept if r.turn.role == "system"]
+    system_text = "\n\n".join(p for p in [system or "", *older_system, *tail_system] if p) or None
+
+    chosen = [*kept, *protected]
+    turns = _sanitize(_merge([r.turn for r in chosen if r.turn.role != "system"]))
+    shaped = _anthropic(turns) if format == "anthropic" else _openai(turns, system_text)
+
+    summaries = sum(r.tokens for r in chosen if r.item.summary_id is not None)
+    message_tokens = sum(
+        r.tokens for r in chosen if r.item.message_id is not None and r.turn.role != "system"
+    )
+    system_tokens = estimator(system_text) if system_text else 0
+    note = estimator(CONTINUATION_NOTE) if shaped and _opens_with_note(shaped, format) else 0
+    total = system_tokens + summaries + message_tokens + note
+    dropped = items[:cut]
+    return AssembledContext(
+        conversation_id=conversation_id,
+        format=format,
+        system=system_text if format == "anthropic" else None,
+        messages=shaped,
+        breakdown=TokenBreakdown(
+            budget=budget,
+            total=total,
+            system=system_tokens,
+            summaries=summaries,
+            messages=message_tokens,
+            fresh_tail=tail_tokens,
+            summary_count=sum(1 for r in chosen if r.item.summary_id is not None),
+            message_count=sum(1 for r in chosen if r.item.message_id is not None),
+            fresh_tail_messages=len(protected),
+            dropped_items=len(dropped),
+            dropped_tokens=sum(i.token_count for i in dropped),
+            over_budget=total > budget,
+        ),
+        included=[
+            r.item.summary_id if r.item.summary_id is not None else f"msg:{r.item.message_id}"
+            for r in chosen
+        ],
+    )
+
+
+def _joined_text(turn: _Turn) -> str:
+    return "\n\n".join(b["text"] for b in turn.blocks if b.get("type") == "text")
+
+
+def _opens_with_note(messages: list[dict[str, Any]], format: Format) -> bool:
+    if format != "anthropic":
+        return False
+    content = messages[0]["content"]
+    return bool(content) and content[0].get("text") == CONTINUATION_NOTE
