@@ -157,3 +157,37 @@ def test_resume_at_end_is_empty(claude_dir: Path) -> None:
     assert again.info == whole.info
     assert again.progress.end_offset == whole.progress.end_offset
     assert again.progress.end_line == whole.progress.end_line
+
+
+@pytest.mark.parametrize("kind", ["claude-code", "codex", "generic"])
+def test_newline_written_after_the_line_was_consumed(
+    tmp_path: Path, kind: SourceKind, claude_dir: Path, codex_dir: Path
+) -> None:
+    """A complete JSON line read before its newline: the newline is not a blank line."""
+    if kind == "claude-code":
+        source = claude_dir / "tool_heavy.jsonl"
+    elif kind == "codex":
+        source = next(codex_dir.glob("rollout-2026-05-11T13-28-45-*.jsonl"))
+    else:
+        source = tmp_path / "g.jsonl"
+        source.write_text("".join(f'{{"role": "user", "content": "m{i}"}}\n' for i in range(9)))
+    data = source.read_bytes()
+    starts = line_offsets(data)
+    target = tmp_path / "copy" / source.name
+    target.parent.mkdir()
+    target.write_bytes(data)
+    whole = parse(kind, target)
+    for index in (3, 4, 5):
+        cut = starts[index] - 1  # the line is there, its newline is not
+        first, second = two_step(kind, target, data, cut)
+        assert second.problems == []
+        assert first.events + second.events == whole.events
+        # Only the newline arrived: nothing new, and the cursor moves past it.
+        target.write_bytes(data[: cut + 1])
+        after = parse(
+            kind, target, start_offset=first.progress.end_offset, start_line=first.progress.end_line
+        )
+        if first.progress.end_offset == cut:
+            assert after.events == []
+            assert after.progress.end_offset == cut + 1
+            assert after.progress.last_key == first.progress.last_key

@@ -113,6 +113,16 @@ def scan_lines(
     numbers stay right.
     """
     source = str(path)
+    if start_offset > 0:
+        with path.open("rb") as fh:
+            fh.seek(start_offset - 1)
+            around = fh.read(2)
+        if around[:1] != b"\n" and around[1:] == b"\n":
+            # The last read consumed a JSON line whose newline had not been
+            # written yet; that newline ends the old line, it is not a blank one.
+            start_offset += 1
+            if progress is not None:
+                progress.end_offset = start_offset
     lines = iter_lines(path, start_offset, start_line)
     shift = 0  # extra chunks of over-long lines seen so far
     current = next(lines, None)
@@ -176,16 +186,14 @@ def line_before(path: Path, offset: int, limit: int = 16 * 1024 * 1024) -> bytes
     """The complete line ending just before ``offset`` (without its newline).
 
     Used on resume to recover the anchor and any one-line context; None at the
-    start of the file, when ``offset`` is not at a line start, or when the line
-    is longer than ``limit``.
+    start of the file or when the line is longer than ``limit``.
     """
     if offset <= 0:
         return None
     with path.open("rb") as fh:
         fh.seek(offset - 1)
-        if fh.read(1) != b"\n":
-            return None
-        end = pos = offset - 1
+        # A line consumed before its newline was written ends right at offset.
+        end = pos = offset - 1 if fh.read(1) == b"\n" else offset
         chunks: list[bytes] = []
         while pos > 0:
             step = min(64 * 1024, pos)
@@ -499,6 +507,8 @@ _CLAUDE_TYPES = frozenset(
 
 def _sniff_record(data: dict[str, Any]) -> SourceKind | None:
     rtype = data.get("type")
+    if not isinstance(rtype, str):
+        rtype = None  # (an unhashable value would break the set lookups)
     if rtype in _CODEX_TYPES and "payload" in data:
         return "codex"
     if rtype in _CLAUDE_TYPES and ("sessionId" in data or "uuid" in data):
@@ -527,7 +537,9 @@ def detect_kind(path: Path) -> SourceKind | None:
                 kind = _sniff_record(line.data)
                 if kind is not None:
                     return kind
-                if "payload" not in line.data and line.data.get("type") in _CODEX_LEGACY_ITEMS:
+                rtype = line.data.get("type")
+                legacy = isinstance(rtype, str) and rtype in _CODEX_LEGACY_ITEMS
+                if legacy and "payload" not in line.data:
                     return "codex"
             if count >= 8:
                 break

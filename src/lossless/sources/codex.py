@@ -234,7 +234,7 @@ class CodexParser:
         assert data is not None
         rtype = data.get("type")
         payload = data.get("payload")
-        if "payload" not in data and rtype in _LEGACY_ITEM_TYPES:
+        if "payload" not in data and isinstance(rtype, str) and rtype in _LEGACY_ITEM_TYPES:
             rtype, payload = "response_item", data
         record = native_record(line, key, rtype, source)
 
