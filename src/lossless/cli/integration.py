@@ -1,0 +1,115 @@
+"""Client integration commands: install, uninstall, hook, worker, mcp, doctor."""
+
+from __future__ import annotations
+
+import click
+
+from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
+
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+
+
+@cli.command()
+# A plain string, not a Choice: a misspelled event must not make click exit 2
+# in front of the client; hooks.main logs it and exits 0.
+@click.argument("event", metavar="EVENT")
+@click.option(
+    "--client",
+    type=click.Choice(["claude-code", "codex"]),
+    default=None,
+    help="Transcript format (default: detected from the file).",
+)
+@click.pass_context
+def hook(ctx: click.Context, event: str, client: str | None) -> None:
+    """Handle one Claude Code / Codex hook EVENT, reading its JSON from stdin.
+
+    This is what `lcm install` registers; you do not run it by hand. It stores
+    what the session transcript gained since the last hook (and the sub-agent
+    transcripts beside it), asks the background worker to compact when enough
+    has piled up, and after a client-side compaction or on resume
+    (SessionStart) prints the session's summary DAG for the model.
+
+    It never fails the session: errors go to $LCM_HOME/logs/hooks.log, the
+    exit code is always 0 and nothing but the event's answer is printed.
+
+    \b
+    Events:
+      UserPromptSubmit, PostToolUse, Stop, SubagentStop, PostCompact
+                    ingest the transcript delta (the last message waits until complete)
+      PreCompact    ingest everything before the client compacts
+      SessionEnd    final ingest and a compaction request
+      SessionStart  on source=compact|resume: print the DAG view as additionalContext
+    """
+    from lossless import hooks
+
+    canonical = next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
+    code = hooks.main(canonical, home=state_of(ctx).home, client=client)
+    ctx.exit(code)
+
+
+@cli.command()
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Serve what is pending now and exit (for cron), instead of waiting for more.",
+)
+@click.option(
+    "--idle",
+    "idle_s",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Exit after this many seconds without work.",
+)
+@click.option(
+    "--poll",
+    "poll_s",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Seconds between scans for new requests.",
+)
+@json_option
+@click.pass_context
+def worker(ctx: click.Context, once: bool, idle_s: float, poll_s: float, as_json: bool) -> None:
+    """Compact conversations in the background, as hooks request it.
+
+    Hooks start this detached when a session has piled up enough raw messages
+    (and at session end); you rarely run it yourself. It takes each pending
+    conversation's compaction lease, runs compaction with the configured
+    summarizer (`lcm config show`, summarizer.*), and exits once idle. Only one
+    worker runs per data folder; a second one exits at once. `--once` serves
+    what is pending and exits, for cron:
+
+    \b
+      */10 * * * *  lcm worker --once
+    """
+    from lossless.worker import Worker
+
+    state = state_of(ctx)
+
+    def say(line: str) -> None:
+        if not as_json:
+            click.echo(f"lcm worker: {line}", err=True)
+
+    report = Worker(state.engine(), log=say).run(once=once, idle_s=idle_s, poll_s=poll_s)
+    if as_json:
+        emit_json(to_jsonable(report))
+    elif report.already_running is not None:
+        click.echo(
+            f"lcm worker: another worker is running (pid {report.already_running})", err=True
+        )
+    elif not report.jobs:
+        click.echo("lcm worker: nothing to compact", err=True)
+    failed = [j for j in report.jobs if j.error]
+    if failed:
+        ctx.exit(1)

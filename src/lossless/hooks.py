@@ -1,0 +1,470 @@
+"""Hook handlers for Claude Code and Codex: ``lcm hook <Event>`` with the event JSON on stdin.
+
+What each event does:
+
+- ``UserPromptSubmit``, ``PostToolUse``, ``Stop``, ``SubagentStop``,
+  ``PostCompact``: ingest what the transcript (``transcript_path``) gained since
+  the last hook, and the sub-agent transcripts under ``<session>/subagents/``.
+  The trailing assistant message is held back (``final=False``): it may still
+  gain blocks, and the next hook stores it whole.
+- ``PreCompact``: the same ingest, before the client rewrites its context.
+  Never blocks the client's compaction (it only reads and stores).
+- ``SessionEnd``: a final ingest (nothing held back) and a ``sweep`` compaction
+  request.
+- ``SessionStart`` with ``source`` ``compact`` or ``resume``: ingest, then print
+  the session's summary DAG (top summaries with ids and time ranges, and how
+  to expand them) as ``hookSpecificOutput.additionalContext``.
+
+After an ingest, if the conversation has more raw tokens outside its fresh tail
+than one leaf chunk, a compaction request is recorded and the background
+worker is started detached (``lossless.worker``). Compaction never runs here.
+
+A hook never breaks the user's session: every failure is caught, written to
+``$LCM_HOME/logs/hooks.log`` with a traceback, and the process exits 0 with
+nothing on stdout. Imports are kept lazy so start-up stays short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+    from lossless.engine.engine import Engine
+    from lossless.engine.ingest import FileImportResult
+    from lossless.models import Conversation
+
+EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+INGEST_EVENTS = frozenset(
+    {"UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop", "PreCompact", "PostCompact"}
+)
+CLIENTS: tuple[str, ...] = ("claude-code", "codex")
+
+# Claude Code drops additionalContext beyond 10,000 characters; stay clear of it.
+MAX_CONTEXT_CHARS = 9_500
+# How long a hook waits for another hook of the same transcript to finish its
+# ingest. Past it, it ingests anyway: idempotent keys make that safe.
+INGEST_LOCK_WAIT_S = 10.0
+LOG_FILE = "hooks.log"
+LOG_ROTATE_BYTES = 5 * 1024 * 1024
+
+
+class HookInputError(Exception):
+    """The event JSON is unusable (empty, malformed, missing a field)."""
+
+
+@dataclass(slots=True)
+class HookOutcome:
+    """What one hook did: ``output`` goes to stdout, ``notes`` to the log line."""
+
+    output: str = ""
+    notes: list[str] = field(default_factory=list)
+    conversation_ids: list[int] = field(default_factory=list)
+    worker_started: int | None = None
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def main(
+    event: str,
+    *,
+    home: Path | None = None,
+    client: str | None = None,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+) -> int:
+    """Run one hook from the command line. Always returns 0.
+
+    Never raises, never writes anything but the event's JSON answer to
+    stdout: a hook's job is to stay out of the way.
+    """
+    started = time.monotonic()
+    out = stdout if stdout is not None else sys.stdout
+    config: Config | None = None
+    raw = b""
+    try:
+        from lossless.config import load_config
+
+        config = load_config(home)
+        raw = _read_stdin(stdin)
+        payload = parse_payload(raw)
+        outcome = handle(event, payload, config, client=client)
+        if outcome.output:
+            out.write(outcome.output)
+            out.flush()
+        _log(
+            config,
+            event,
+            payload,
+            "ok",
+            time.monotonic() - started,
+            "; ".join(outcome.notes),
+        )
+    except BaseException as exc:
+        # SystemExit/KeyboardInterrupt included: the client must see exit 0.
+        detail = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, HookInputError):
+            detail += "\n" + traceback.format_exc()
+        else:
+            detail += f" (stdin: {len(raw)} bytes: {raw[:200]!r})"
+        _log_safely(config, home, event, detail, time.monotonic() - started)
+    return 0
+
+
+def _read_stdin(stdin: IO[bytes] | None) -> bytes:
+    stream = stdin if stdin is not None else sys.stdin.buffer
+    if stdin is None and sys.stdin.isatty():
+        # Run by hand without piped input: reading would wait for ^D forever.
+        raise HookInputError("no event JSON on stdin (it is a terminal)")
+    return stream.read()
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    """The event JSON as an object; ``HookInputError`` for anything else."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    if not text:
+        raise HookInputError("empty stdin: expected the hook event JSON")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise HookInputError(f"stdin is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise HookInputError(f"hook event JSON must be an object, got {type(data).__name__}")
+    return data
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def handle(
+    event: str, payload: dict[str, Any], config: Config, *, client: str | None = None
+) -> HookOutcome:
+    """Do what ``event`` asks (see the module docstring). Raises on failure."""
+    if event not in EVENTS:
+        raise HookInputError(f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
+    named = payload.get("hook_event_name")
+    outcome = HookOutcome()
+    if isinstance(named, str) and named and named != event:
+        outcome.notes.append(f"payload says {named!r}")
+    if event == "SessionStart":
+        source = payload.get("source")
+        if source not in ("compact", "resume"):
+            outcome.notes.append(f"source {source!r}: nothing to inject")
+            return outcome
+    from lossless.engine.engine import Engine
+
+    with Engine.open(config=config) as engine:
+        final = event == "SessionEnd"
+        try:
+            results = ingest_transcripts(engine, payload, final=final, client=client)
+        except HookInputError as exc:
+            if event != "SessionStart":
+                raise
+            # The summaries already stored are still worth injecting.
+            outcome.notes.append(str(exc))
+            results = []
+        for result in results:
+            outcome.notes.append(_describe(result))
+            if result.conversation_id is not None:
+                outcome.conversation_ids.append(result.conversation_id)
+        if event == "SessionStart":
+            conversation = _session_conversation(engine, payload, results)
+            if conversation is not None:
+                context = session_context(engine, conversation)
+                if context:
+                    outcome.output = json.dumps(
+                        {
+                            "hookSpecificOutput": {
+                                "hookEventName": "SessionStart",
+                                "additionalContext": context,
+                            }
+                        },
+                        ensure_ascii=False,
+                    )
+        _schedule(engine, outcome, sweep=final)
+    return outcome
+
+
+def _describe(result: FileImportResult) -> str:
+    name = Path(result.path).name
+    if result.error:
+        return f"{name}: {result.error}"
+    text = f"{name}: +{result.messages_added}"
+    if result.messages_skipped:
+        text += f" ({result.messages_skipped} already stored)"
+    if result.problems:
+        text += f", {len(result.problems)} problem line(s)"
+    if result.held_back_bytes:
+        text += f", {result.held_back_bytes}B held back"
+    return text
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def transcript_paths(payload: dict[str, Any]) -> list[Path]:
+    """The transcripts an event points at: the session's, then its sub-agents'.
+
+    Parents come first so a sub-agent's conversation can link to its parent.
+    """
+    main_path = _path_field(payload, "transcript_path")
+    if main_path is None:
+        raise HookInputError("the event has no transcript_path")
+    found = [main_path]
+    # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl
+    # beside <session>.jsonl.
+    subagents = main_path.with_suffix("") / "subagents"
+    if subagents.is_dir():
+        found.extend(sorted(p for p in subagents.glob("*.jsonl") if p.is_file()))
+    agent_path = _path_field(payload, "agent_transcript_path")
+    if agent_path is not None and agent_path not in found:
+        found.append(agent_path)
+    return found
+
+
+def _path_field(payload: dict[str, Any], key: str) -> Path | None:
+    value = payload.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise HookInputError(f"{key} must be a string, got {type(value).__name__}")
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            path = Path(cwd) / path
+    return path
+
+
+def ingest_transcripts(
+    engine: Engine, payload: dict[str, Any], *, final: bool, client: str | None = None
+) -> list[FileImportResult]:
+    """Import each transcript's delta, one hook per transcript at a time.
+
+    Two hooks of one session can fire together (Claude Code runs PostToolUse
+    hooks of parallel tools concurrently); a per-transcript lock makes the
+    second wait for the first and then read only what is left, instead of both
+    parsing the same bytes.
+    """
+    from lossless.worker import FileLock
+
+    results: list[FileImportResult] = []
+    paths = transcript_paths(payload)
+    if not paths[0].is_file():
+        raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
+    importer = engine.importer()
+    for path in paths:
+        kind = _kind_for(path, client)
+        lock = FileLock(_ingest_lock_path(engine.config, path))
+        lock.acquire(INGEST_LOCK_WAIT_S)
+        try:
+            results.append(importer.import_file(path, kind, final=final))
+        finally:
+            lock.release()
+    failed = results[0]
+    if failed.error and failed.messages_added == 0:
+        raise HookInputError(f"cannot ingest {failed.path}: {failed.error}")
+    return results
+
+
+def _kind_for(path: Path, client: str | None) -> Any:
+    if client in CLIENTS:
+        return client
+    from lossless.sources import detect_kind
+
+    return detect_kind(path)
+
+
+def _ingest_lock_path(config: Config, path: Path) -> Path:
+    import hashlib
+
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return config.home / "locks" / f"ingest-{digest[:24]}.lock"
+
+
+def _session_conversation(
+    engine: Engine, payload: dict[str, Any], results: list[FileImportResult]
+) -> Conversation | None:
+    if results and results[0].conversation_id is not None:
+        return engine.store.conversations.get(results[0].conversation_id)
+    session_id = payload.get("session_id")
+    if isinstance(session_id, str) and session_id:
+        return engine.store.conversations.find_by_session(session_id)
+    return None
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+def _schedule(engine: Engine, outcome: HookOutcome, *, sweep: bool) -> None:
+    """Record compaction requests for conversations that need one; wake the worker."""
+    from lossless.worker import (
+        compaction_due,
+        is_pending,
+        request_compaction,
+        start_detached,
+    )
+
+    store = engine.store
+    wanted = False
+    for conversation_id in dict.fromkeys(outcome.conversation_ids):
+        conversation = store.conversations.get(conversation_id)
+        if conversation is None:
+            continue
+        if sweep:
+            if store.messages.count(conversation_id) > 0:
+                request_compaction(store, conversation_id, "sweep")
+                wanted = True
+        elif is_pending(conversation):
+            wanted = True
+        elif compaction_due(store, engine.config, conversation_id):
+            request_compaction(store, conversation_id, "incremental")
+            wanted = True
+    if wanted:
+        outcome.worker_started = start_detached(engine.config)
+        if outcome.worker_started is not None:
+            outcome.notes.append(f"started worker {outcome.worker_started}")
+
+
+# --------------------------------------------------------------------------- context
+
+
+def session_context(engine: Engine, conversation: Conversation) -> str:
+    """The DAG view injected after a compaction or on resume, or '' if nothing to say.
+
+    Lists the summaries currently in the conversation's context (the tops of
+    its DAG), newest last, each with id, depth, time range and its opening
+    words, within ``MAX_CONTEXT_CHARS``.
+    """
+    store = engine.store
+    message_count = store.messages.count(conversation.id)
+    if message_count == 0:
+        return ""
+    items = store.context.list(conversation.id)
+    summary_ids = [i.summary_id for i in items if i.summary_id is not None]
+    summaries = [s for s in (store.summaries.get(sid) for sid in summary_ids) if s is not None]
+    head = (
+        f"[lossless] Session {conversation.session_id}: all {message_count} messages are "
+        "stored verbatim in lossless (lcm)."
+    )
+    howto = (
+        "To recover anything no longer in your context: lcm_grep / lcm_search (MCP tools) "
+        "find messages and summaries; lcm_expand with a summary_id shows what it was built "
+        "from; lcm_describe shows one id in full; lcm_expand_query answers a question from "
+        "the history. In a shell: `lcm grep PATTERN`, `lcm expand SUM_ID`."
+    )
+    if not summaries:
+        return f"{head} None of them are summarized yet.\n{howto}"
+    covered = sum(s.descendant_count for s in summaries)
+    lines = [
+        f"{head} Older parts are compacted into {len(summaries)} top-level summaries "
+        f"(covering {covered} nodes), oldest first:"
+    ]
+    entries = [_summary_entry(s) for s in summaries]
+    budget = MAX_CONTEXT_CHARS - len(lines[0]) - len(howto) - 200
+    # Newest summaries matter most after a compaction: keep them, drop the oldest.
+    kept: list[str] = []
+    used = 0
+    for entry in reversed(entries):
+        if used + len(entry) + 1 > budget:
+            break
+        kept.append(entry)
+        used += len(entry) + 1
+    kept.reverse()
+    omitted = len(entries) - len(kept)
+    if omitted:
+        lines.append(f"({omitted} older summaries omitted; find them with lcm_grep)")
+    lines.extend(kept)
+    lines.append(howto)
+    return "\n".join(lines)[:MAX_CONTEXT_CHARS]
+
+
+def _summary_entry(summary: Any, excerpt_chars: int = 600) -> str:
+    text = " ".join(str(summary.content).split())
+    if len(text) > excerpt_chars:
+        text = text[: excerpt_chars - 1] + "…"
+    span = f"{_short_ts(summary.earliest_at)} .. {_short_ts(summary.latest_at)}"
+    return f"- {summary.id} ({summary.kind}, depth {summary.depth}, {span}): {text}"
+
+
+def _short_ts(value: str | None) -> str:
+    if not value:
+        return "?"
+    return value[:16].replace("T", " ")
+
+
+# --------------------------------------------------------------------------- log
+
+
+def _log(
+    config: Config | None,
+    event: str,
+    payload: dict[str, Any] | None,
+    status: str,
+    seconds: float,
+    detail: str,
+) -> None:
+    if config is None:
+        raise RuntimeError("no configuration to find the log folder")
+    session = payload.get("session_id") if isinstance(payload, dict) else None
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    line = (
+        f"{stamp}Z {event} session={session if isinstance(session, str) else '-'} "
+        f"pid={os.getpid()} {status} {seconds * 1000:.0f}ms {detail}".rstrip()
+    )
+    _append(config.log_dir, line)
+
+
+def _append(log_dir: Path, text: str) -> None:
+    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = log_dir / LOG_FILE
+    try:
+        if path.stat().st_size > LOG_ROTATE_BYTES:
+            os.replace(path, path.with_suffix(".log.1"))
+    except OSError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
+        fh.write(text + "\n")
+
+
+def _log_safely(
+    config: Config | None, home: Path | None, event: str, detail: str, seconds: float
+) -> None:
+    """Log a failure even when the configuration itself is what failed."""
+    try:
+        if config is not None:
+            log_dir = config.log_dir
+        elif home is not None:
+            log_dir = Path(home).expanduser() / "logs"
+        else:
+            # load_config failed (a broken config.toml): find the home the way
+            # it would have, so the error still lands where the user looks.
+            from lossless.config import default_home
+
+            log_dir = default_home(os.environ) / "logs"
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        _append(
+            log_dir,
+            f"{stamp}Z {event} pid={os.getpid()} error {seconds * 1000:.0f}ms {detail}".rstrip(),
+        )
+    except BaseException:
+        # Nowhere left to report; staying silent is the hook's contract.
+        pass

@@ -1,0 +1,441 @@
+"""The background compaction worker, and the small protocol hooks use to wake it.
+
+Hooks must return in milliseconds, so they never compact: they mark a
+conversation as due (two keys in its metadata) and start this worker
+detached when it is not already running. The worker then, until it has been
+idle for a while:
+
+1. lists conversations whose latest request is newer than the last one served
+   (``lcm_compaction_requested_at`` > ``lcm_compaction_done_at``);
+2. compacts each with the configured summarizer through ``Compactor``, which
+   holds the conversation's fenced lease for every pass, so two workers (or a
+   worker and ``lcm compact``) never compact one conversation at once;
+3. records the request it served. A request made while the run was going on
+   has a later timestamp and stays due.
+
+A killed worker loses nothing: its lease expires, the request is still newer
+than the last one served, and the next worker (started by the next hook, or
+``lcm worker --once`` from cron) does it again. Only one worker runs per
+``LCM_HOME``: it holds an exclusive lock on ``worker.lock`` for its lifetime
+(the OS drops the lock when the process dies, so there is no stale pid to
+clean up).
+
+This module is imported by every hook, so its top level is stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+    from lossless.engine.compaction import CompactionResult, Compactor
+    from lossless.engine.engine import Engine
+    from lossless.models import Conversation
+    from lossless.store.contract import Store
+    from lossless.summarize.protocol import Summarizer
+
+REQUESTED_AT = "lcm_compaction_requested_at"
+REQUEST_MODE = "lcm_compaction_mode"
+DONE_AT = "lcm_compaction_done_at"
+LAST_ERROR = "lcm_compaction_error"
+
+CompactionMode = Literal["incremental", "sweep"]
+
+WORKER_LOCK = "worker.lock"
+DEFAULT_IDLE_S = 60.0
+DEFAULT_POLL_S = 2.0
+# Incremental runs do one leaf pass each; a session that grew by a lot between
+# two runs needs several. Bounded so one busy conversation cannot starve others.
+MAX_INCREMENTAL_ROUNDS = 50
+
+
+# --------------------------------------------------------------------------- locks
+
+
+class FileLock:
+    """An exclusive advisory lock on a file (``flock``; ``msvcrt`` on Windows).
+
+    The kernel releases it when the holder exits or dies, which is the point:
+    no stale lock survives a crash.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self, timeout_s: float = 0.0, *, poll_s: float = 0.02) -> bool:
+        """Take the lock, waiting up to ``timeout_s``; False if someone else keeps it."""
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            if _try_lock(fd):
+                self._fd = fd
+                return True
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(poll_s)
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        _unlock(fd)
+        os.close(fd)
+
+    def write_pid(self) -> None:
+        """Record the holder's pid in the lock file, for ``lcm doctor``."""
+        if self._fd is None:
+            return
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+
+    def __enter__(self) -> FileLock:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import contextlib
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        with contextlib.suppress(OSError):
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def worker_lock(config: Config) -> FileLock:
+    return FileLock(config.home / WORKER_LOCK)
+
+
+def running_worker_pid(config: Config) -> int | None:
+    """The pid of the worker running on this home, or None when none is.
+
+    "Running" means the lock is held: a pid left in the file by a dead worker
+    does not count.
+    """
+    probe = worker_lock(config)
+    if probe.acquire():
+        probe.release()
+        return None
+    try:
+        text = (config.home / WORKER_LOCK).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return int(text) if text.isdigit() else 0
+
+
+def worker_command(config: Config) -> list[str]:
+    """The argv that starts a worker on this home with this interpreter.
+
+    ``python -m lossless`` rather than the ``lcm`` script: the interpreter
+    running now is certainly the one lossless is installed in.
+    """
+    return [sys.executable, "-m", "lossless", "--home", str(config.home), "worker"]
+
+
+def start_detached(config: Config) -> int | None:
+    """Start a worker in its own session unless one runs; return its pid (None if running).
+
+    The child has no stdin/stdout and its own process group, so the client's
+    hook runner neither waits for it nor kills it when the hook returns; its
+    stderr goes to ``logs/worker.log``.
+    """
+    if running_worker_pid(config) is not None:
+        return None
+    import subprocess
+
+    config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with (config.log_dir / "worker.log").open("ab") as err:
+        child = subprocess.Popen(
+            worker_command(config),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=str(config.home),
+            close_fds=True,
+            start_new_session=True,
+        )
+    # Two hooks may both get here; the second worker finds the lock taken and
+    # exits at once, so the race costs one short-lived process.
+    return child.pid
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def _float(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def is_pending(conversation: Conversation) -> bool:
+    """Whether the conversation's latest compaction request has not been served yet."""
+    meta = conversation.metadata or {}
+    return _float(meta.get(REQUESTED_AT)) > _float(meta.get(DONE_AT))
+
+
+def request_compaction(
+    store: Store, conversation_id: int, mode: CompactionMode = "incremental"
+) -> None:
+    """Mark a conversation as due; the worker picks it up on its next poll.
+
+    A ``sweep`` request is never downgraded to ``incremental`` by a later
+    request before it is served.
+    """
+    conversation = store.conversations.get(conversation_id)
+    if conversation is None:
+        return
+    current = (conversation.metadata or {}).get(REQUEST_MODE)
+    if is_pending(conversation) and current == "sweep":
+        mode = "sweep"
+    store.conversations.update_metadata(
+        conversation_id, {REQUESTED_AT: time.time(), REQUEST_MODE: mode}
+    )
+
+
+def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
+    """Cheap test run by hooks: are there more raw tokens before the fresh tail
+    than one leaf chunk? An upper bound of what the compactor will find (its
+    protected tail may be wider); a false positive costs one idle worker poll.
+    """
+    chunk = int(config.get("leaf_chunk_tokens"))
+    if store.context.token_total(conversation_id) <= chunk:
+        return False
+    items = store.context.list(conversation_id)
+    tail = int(config.get("fresh_tail_count"))
+    seen = 0
+    cut = len(items)
+    for index in range(len(items) - 1, -1, -1):
+        if seen >= tail:
+            break
+        if items[index].item_type == "message":
+            seen += 1
+        cut = index
+    raw = sum(i.token_count for i in items[:cut] if i.item_type == "message")
+    return raw > chunk
+
+
+def pending_conversations(store: Store) -> list[Conversation]:
+    """Conversations with an unserved request, oldest request first."""
+    found = [c for c in store.conversations.list() if is_pending(c)]
+    return sorted(found, key=lambda c: _float((c.metadata or {}).get(REQUESTED_AT)))
+
+
+# --------------------------------------------------------------------------- summarizer
+
+
+def summarizer_from_config(config: Config) -> Summarizer:
+    """The summarizer the configuration names (raises ``ValueError`` or
+    ``SummarizerFatalError`` when it cannot be built)."""
+    import shlex
+
+    from lossless.summarize import build_summarizer
+
+    command = str(config.get("summarizer.command") or "")
+    return build_summarizer(
+        str(config.get("summarizer.provider")),
+        model=str(config.get("summarizer.model") or "") or None,
+        api_key=str(config.get("summarizer.api_key") or "") or None,
+        base_url=str(config.get("summarizer.base_url") or "") or None,
+        command=shlex.split(command) if command else None,
+        timeout_s=float(config.get("summarizer.timeout_s")),
+        retries=int(config.get("summarizer.retries")),
+    )
+
+
+# --------------------------------------------------------------------------- worker
+
+
+@dataclass(slots=True)
+class JobOutcome:
+    conversation_id: int
+    mode: str
+    passes: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summaries: list[str] = field(default_factory=list)
+    busy: bool = False
+    error: str | None = None
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        if self.busy:
+            return f"conversation {self.conversation_id}: busy (another worker holds its lease)"
+        if self.error:
+            return f"conversation {self.conversation_id}: failed: {self.error}"
+        return (
+            f"conversation {self.conversation_id}: {self.mode}, {self.passes} pass(es), "
+            f"{self.tokens_before:,} -> {self.tokens_after:,} tokens, "
+            f"{len(self.summaries)} summary(ies), {self.seconds:.1f}s"
+        )
+
+
+@dataclass(slots=True)
+class WorkerReport:
+    jobs: list[JobOutcome] = field(default_factory=list)
+    already_running: int | None = None
+    idle_exit: bool = False
+
+
+class Worker:
+    """Serves compaction requests for one store until idle.
+
+    ``log`` receives one line per job (the CLI prints them; a detached worker's
+    stderr is ``logs/worker.log``).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        summarizer: Summarizer | None = None,
+        log: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.config = engine.config
+        self._summarizer = summarizer
+        self.log = log or (lambda _line: None)
+        self.clock = clock
+
+    def summarizer(self) -> Summarizer:
+        if self._summarizer is None:
+            self._summarizer = summarizer_from_config(self.config)
+        return self._summarizer
+
+    def run(
+        self,
+        *,
+        once: bool = False,
+        idle_s: float = DEFAULT_IDLE_S,
+        poll_s: float = DEFAULT_POLL_S,
+    ) -> WorkerReport:
+        """Take the home's worker lock and serve requests; see the module docstring."""
+        report = WorkerReport()
+        lock = worker_lock(self.config)
+        if not lock.acquire():
+            report.already_running = running_worker_pid(self.config)
+            return report
+        try:
+            lock.write_pid()
+            idle_since = self.clock()
+            while True:
+                served = self.serve_pending(report)
+                if once:
+                    break
+                if served:
+                    idle_since = self.clock()
+                elif self.clock() - idle_since >= idle_s:
+                    report.idle_exit = True
+                    break
+                else:
+                    time.sleep(poll_s)
+        finally:
+            lock.release()
+        return report
+
+    def serve_pending(self, report: WorkerReport) -> int:
+        """One scan: compact every pending conversation once; how many were served."""
+        served = 0
+        for conversation in pending_conversations(self.engine.store):
+            outcome = self.compact(conversation)
+            report.jobs.append(outcome)
+            self.log(outcome.describe())
+            if not outcome.busy:
+                served += 1
+        return served
+
+    def compact(self, conversation: Conversation) -> JobOutcome:
+        """Compact one conversation for its pending request and record it as served."""
+        from lossless.engine.compaction import CompactionError, Compactor
+
+        store = self.engine.store
+        meta = conversation.metadata or {}
+        requested = _float(meta.get(REQUESTED_AT))
+        mode: CompactionMode = "sweep" if meta.get(REQUEST_MODE) == "sweep" else "incremental"
+        outcome = JobOutcome(conversation.id, mode)
+        started = time.monotonic()
+        try:
+            compactor = Compactor(
+                store, self.config, self.summarizer(), estimator=self.engine.estimate
+            )
+            results = self._run(compactor, conversation.id, mode)
+        except CompactionError as exc:
+            # A misconfigured summarizer: retrying every poll would spin, so the
+            # request counts as served and the error is kept for `lcm doctor`.
+            outcome.error = str(exc)
+            results = []
+        except Exception as exc:
+            outcome.error = f"{type(exc).__name__}: {exc}"
+            results = []
+        outcome.seconds = time.monotonic() - started
+        if results and all(r.noop and r.noop.startswith("busy") for r in results):
+            outcome.busy = True
+            return outcome
+        if results:
+            outcome.tokens_before = results[0].tokens_before
+            outcome.tokens_after = results[-1].tokens_after
+            outcome.passes = sum(len(r.passes) for r in results)
+            outcome.summaries = [s for r in results for s in r.summaries_created]
+            errors = [r.error for r in results if r.error]
+            if errors and outcome.error is None:
+                outcome.error = errors[-1]
+        store.conversations.update_metadata(
+            conversation.id, {DONE_AT: requested, LAST_ERROR: outcome.error}
+        )
+        return outcome
+
+    def _run(
+        self, compactor: Compactor, conversation_id: int, mode: CompactionMode
+    ) -> list[CompactionResult]:
+        if mode == "sweep":
+            return [compactor.sweep(conversation_id)]
+        results: list[CompactionResult] = []
+        for _ in range(MAX_INCREMENTAL_ROUNDS):
+            result = compactor.incremental(conversation_id)
+            results.append(result)
+            if not result.acted or result.error:
+                break
+        return results
