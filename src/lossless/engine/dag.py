@@ -10,6 +10,7 @@ summaries with their ids and time ranges, so the agent knows what to expand.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,10 +139,14 @@ def _span(earliest: str | None, latest: str | None) -> str:
     return f"{short(earliest)} → {short(latest)}"
 
 
+_HEADER_RE = re.compile(r"^\[[^\]]*\]\s*[\w ()_-]*:$|^[-*]?\s*\[[^\]]*\]$")
+
+
 def _preview(content: str, limit: int = 110) -> str:
+    """The first line with content, skipping block headers like ``[ts] user:``."""
     for line in content.splitlines():
         text = " ".join(line.split())
-        if text:
+        if text and not _HEADER_RE.match(text):
             return text if len(text) <= limit else text[: limit - 1] + "…"
     return ""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lossless.config import Config, load_config
 from lossless.engine import retrieval
@@ -32,6 +32,12 @@ from lossless.sources.base import SourceKind
 from lossless.store import open_store
 from lossless.store.contract import GrepMode, GrepScope, Store
 from lossless.tokens import TokenEstimator, estimate_tokens
+
+if TYPE_CHECKING:
+    from lossless.engine.assembly import AssembledContext, Format
+    from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
+    from lossless.engine.dag import DagView
+    from lossless.summarize import Summarizer
 
 
 class Engine:
@@ -209,6 +215,106 @@ class Engine:
             estimate=self.estimate,
         )
 
+    # -- compaction and assembly (engine/compaction.py, engine/assembly.py) --
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer named by the configuration, built on first use."""
+        current: Summarizer | None = self.__dict__.get("_summarizer")
+        if current is None:
+            from lossless.engine.compaction import summarizer_from_config
+
+            current = summarizer_from_config(self.config, estimator=self.estimate)
+            self.__dict__["_summarizer"] = current
+        return current
+
+    @summarizer.setter
+    def summarizer(self, value: Summarizer) -> None:
+        self.__dict__["_summarizer"] = value
+
+    def _conversation_id(self, conversation: Conversation | ConversationHandle | int | str) -> int:
+        if isinstance(conversation, Conversation | ConversationHandle):
+            return conversation.id
+        return self.resolve_conversation(conversation).id
+
+    def compactor(self, **options: Any) -> Compactor:
+        """A ``Compactor`` on this engine's store, config and summarizer."""
+        from lossless.engine.compaction import Compactor
+
+        return Compactor(
+            self.store, self.config, self.summarizer, estimator=self.estimate, **options
+        )
+
+    def after_turn(
+        self,
+        conversation: Conversation | ConversationHandle | int | str,
+        messages: Sequence[NewMessage | dict[str, Any]] = (),
+        *,
+        budget: int | None = None,
+    ) -> CompactionResult:
+        """Ingest this turn's ``messages`` (if any), then compact incrementally
+        (best-effort; only a misconfigured summarizer raises)."""
+        conversation_id = self._conversation_id(conversation)
+        if messages:
+            stored = self.store.conversations.get(conversation_id)
+            assert stored is not None
+            self.ingest(stored, messages)
+        return self.compactor().after_turn(conversation_id, budget=budget)
+
+    def compact(
+        self,
+        conversation: Conversation | ConversationHandle | int | str,
+        *,
+        until: int | None = None,
+        mode: str = "sweep",
+        wait_s: float = 30.0,
+    ) -> CompactionResult:
+        """Compact now: a full ``sweep`` (default), ``incremental``, or down to
+        ``until`` tokens (``compact_until_under``)."""
+        conversation_id = self._conversation_id(conversation)
+        compactor = self.compactor(wait_s=wait_s)
+        if until is not None:
+            return compactor.compact_until_under(conversation_id, until)
+        if mode == "incremental":
+            return compactor.incremental(conversation_id)
+        if mode != "sweep":
+            raise InputError(f"unknown compaction mode {mode!r}; use sweep or incremental")
+        return compactor.sweep(conversation_id)
+
+    def compaction_plan(
+        self, conversation: Conversation | ConversationHandle | int | str
+    ) -> CompactionPlan:
+        """What ``compact`` would do now, without summarizing anything."""
+        return self.compactor().plan(self._conversation_id(conversation))
+
+    def assemble(
+        self,
+        conversation: Conversation | ConversationHandle | int | str,
+        budget: int | None = None,
+        *,
+        format: Format = "anthropic",
+        system: str | None = None,
+    ) -> AssembledContext:
+        """The messages to send the model now, within ``budget`` tokens
+        (default ``context_budget_tokens``), shaped for ``format``."""
+        from lossless.engine.assembly import assemble
+
+        return assemble(
+            self.store,
+            self._conversation_id(conversation),
+            budget=int(self.config.get("context_budget_tokens")) if budget is None else budget,
+            format=format,
+            fresh_tail_count=int(self.config.get("fresh_tail_count")),
+            system=system,
+            estimator=self.estimate,
+        )
+
+    def dag(self, conversation: Conversation | ConversationHandle | int | str) -> DagView:
+        """The conversation's summary DAG (``lcm dag``)."""
+        from lossless.engine.dag import build_dag
+
+        return build_dag(self.store, self._conversation_id(conversation))
+
 
 def _message_from_dict(data: dict[str, Any]) -> NewMessage:
     from lossless.sources.generic import message_from_dict
@@ -235,3 +341,19 @@ class ConversationHandle:
 
     def grep(self, pattern: str, **options: Any) -> list[SearchHit]:
         return self.engine.grep(pattern, conversation=self.conversation.id, **options)
+
+    def after_turn(
+        self, messages: Sequence[NewMessage | dict[str, Any]] = (), *, budget: int | None = None
+    ) -> CompactionResult:
+        return self.engine.after_turn(self.conversation, messages, budget=budget)
+
+    def compact(self, *, until: int | None = None, mode: str = "sweep") -> CompactionResult:
+        return self.engine.compact(self.conversation, until=until, mode=mode)
+
+    def assemble(
+        self, budget: int | None = None, *, format: Format = "anthropic", system: str | None = None
+    ) -> AssembledContext:
+        return self.engine.assemble(self.conversation, budget, format=format, system=system)
+
+    def dag(self) -> DagView:
+        return self.engine.dag(self.conversation)
