@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from lossless.config import Config
 from lossless.errors import ConfigError
 from lossless.store.contract import Store
@@ -15,13 +17,15 @@ def open_store(config: Config) -> Store:
 
         return SQLiteStore(config.db_path)
     if backend == "postgresql":
+        # Imported by name: the PostgreSQL driver is an optional extra and
+        # must not load unless this backend is selected.
         try:
-            from lossless.store.postgres import open_postgres  # type: ignore[import-not-found,unused-ignore]
+            postgres = importlib.import_module("lossless.store.postgres")
         except ImportError as exc:
             raise ConfigError(
                 "storage.backend is postgresql but the PostgreSQL backend is not available: "
                 f"{exc}; install it with: pip install 'lossless-context[postgres]'"
             ) from None
-        store: Store = open_postgres(config)
+        store: Store = postgres.open_postgres(config)
         return store
     raise ConfigError(f"unknown storage.backend {backend!r}")
