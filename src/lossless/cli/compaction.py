@@ -1,0 +1,391 @@
+"""Commands over the active context: compact, context, dag."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.engine.compaction import CompactionPlan, CompactionResult, PassResult
+from lossless.errors import InputError
+from lossless.models import Conversation
+
+
+def _selected(ctx: click.Context, conversation: str | None, all_: bool) -> list[Conversation]:
+    engine = state_of(ctx).engine()
+    if all_ and conversation:
+        raise click.UsageError("give either CONV or --all, not both")
+    if all_:
+        return engine.store.conversations.list()
+    if not conversation:
+        raise click.UsageError("say which conversation (CONV: id or session id) or use --all")
+    return [engine.resolve_conversation(conversation)]
+
+
+def _plan_row(conv: Conversation, plan: CompactionPlan) -> tuple[Any, ...]:
+    condensable = ", ".join(f"d{d}:{n}" for d, n in sorted(plan.condensable.items())) or "-"
+    return (
+        conv.id,
+        conv.session_id,
+        plan.context_tokens,
+        plan.protected_tokens,
+        plan.leaf_chunks,
+        plan.leaf_source_tokens,
+        plan.estimated_tokens_after_leaves,
+        condensable,
+    )
+
+
+def _plan_json(conv: Conversation, plan: CompactionPlan) -> dict[str, Any]:
+    return {
+        "conversation_id": conv.id,
+        "session_id": conv.session_id,
+        "context_tokens": plan.context_tokens,
+        "context_items": plan.context_items,
+        "raw_messages": plan.raw_messages,
+        "protected_messages": plan.protected_messages,
+        "protected_tokens": plan.protected_tokens,
+        "leaf_chunks": plan.leaf_chunks,
+        "leaf_source_tokens": plan.leaf_source_tokens,
+        "estimated_tokens_after_leaves": plan.estimated_tokens_after_leaves,
+        "condensable": {str(d): n for d, n in plan.condensable.items()},
+        "description": plan.describe(),
+    }
+
+
+def _result_json(conv: Conversation, result: CompactionResult) -> dict[str, Any]:
+    return {
+        "conversation_id": conv.id,
+        "session_id": conv.session_id,
+        "mode": result.mode,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "saved": result.saved,
+        "summaries_created": result.summaries_created,
+        "target": result.target,
+        "reached_target": result.reached_target,
+        "noop": result.noop,
+        "error": result.error,
+        "description": result.describe(),
+        "passes": [
+            {
+                "kind": p.kind,
+                "summary_id": p.summary_id,
+                "depth": p.depth,
+                "level": p.level,
+                "source_items": p.source_items,
+                "source_tokens": p.source_tokens,
+                "summary_tokens": p.summary_tokens,
+                "tokens_before": p.tokens_before,
+                "tokens_after": p.tokens_after,
+            }
+            for p in result.passes
+            if p.acted
+        ],
+    }
+
+
+@cli.command()
+@click.argument("conversation", metavar="[CONV]", required=False)
+@click.option("--all", "all_", is_flag=True, help="Compact every stored conversation.")
+@click.option(
+    "--dry-run", is_flag=True, help="Only show what would be compacted; summarize nothing."
+)
+@click.option(
+    "--until",
+    "until",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="TOKENS",
+    help="Compact until the context is at most TOKENS tokens (budget-targeted).",
+)
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for another worker compacting the same conversation.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def compact(
+    ctx: click.Context,
+    conversation: str | None,
+    all_: bool,
+    dry_run: bool,
+    until: int | None,
+    wait: float,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Compact conversations: summarize old messages into the summary DAG.
+
+    CONV is a conversation id or session id (a unique prefix works too). Only
+    the active context changes: messages are never altered or deleted, and
+    every summary links back to what it covers (`lcm dag`, `lcm expand`).
+
+    \b
+    What a run does (a "sweep"):
+      1. leaf passes: the oldest raw messages outside the protected tail
+         (the last fresh_tail_count messages, whole tool exchanges and the
+         newest user turn) are summarized, leaf_chunk_tokens at a time;
+      2. condensation: runs of same-depth summaries (leaf_min_fanout at
+         depth 0, condensed_min_fanout above) merge into a deeper summary;
+      3. it stops when nothing is eligible or a pass saves nothing.
+    With --until TOKENS it stops as soon as the context fits, and may merge
+    smaller runs of summaries to get there.
+
+    \b
+    Examples:
+      lcm compact 3f2a91c0 --dry-run     # what would happen
+      lcm compact 3f2a91c0               # full sweep of one session
+      lcm compact --all --until 100000   # every conversation under 100k tokens
+    """
+    conversations = _selected(ctx, conversation, all_)
+    engine = state_of(ctx).engine()
+    if dry_run:
+        compactor = engine.compactor()
+        plans = [(c, compactor.plan(c.id)) for c in conversations]
+        if as_json:
+            emit_json({"dry_run": True, "conversations": [_plan_json(c, p) for c, p in plans]})
+            return
+        print_table(
+            [
+                "conv",
+                "session",
+                "context",
+                "protected",
+                "leaf chunks",
+                "chunk tokens",
+                "after leaves~",
+                "condensable",
+            ],
+            [_plan_row(c, p) for c, p in plans],
+            max_width=40,
+        )
+        todo = sum(1 for _, p in plans if p.leaf_chunks or p.condensable)
+        click.echo(f"\n{todo} of {len(plans)} conversation(s) have something to compact.")
+        return
+
+    compactor = engine.compactor(wait_s=wait)
+    # One conversation: the bar counts its planned leaf passes. Many: it
+    # counts conversations (planning them all first would read history twice).
+    single = len(conversations) == 1
+    length = compactor.plan(conversations[0].id).leaf_chunks if single else len(conversations)
+    results: list[tuple[Conversation, CompactionResult]] = []
+    with click.progressbar(
+        length=max(length, 1),
+        label="Compacting",
+        file=sys.stderr,
+        show_pos=True,
+        hidden=quiet or as_json or length == 0,
+    ) as bar:
+
+        def advance(outcome: PassResult) -> None:
+            if single and outcome.kind == "leaf":
+                bar.update(1)
+
+        compactor.on_pass = advance
+        for conv in conversations:
+            if until is not None:
+                result = compactor.compact_until_under(conv.id, until)
+            else:
+                result = compactor.sweep(conv.id)
+            results.append((conv, result))
+            if not single:
+                bar.update(1)
+    if as_json:
+        emit_json({"conversations": [_result_json(c, r) for c, r in results]})
+        return
+    shown = [(c, r) for c, r in results if r.acted or r.error or len(results) <= 20]
+    if shown:
+        print_table(
+            ["conv", "session", "before", "after", "saved", "leaf", "condensed", "result"],
+            [
+                (
+                    c.id,
+                    c.session_id,
+                    r.tokens_before,
+                    r.tokens_after,
+                    r.saved,
+                    sum(1 for p in r.passes if p.acted and p.kind == "leaf"),
+                    sum(1 for p in r.passes if p.acted and p.kind == "condensed"),
+                    r.error or (r.noop if not r.acted else "ok") or "ok",
+                )
+                for c, r in shown
+            ],
+            max_width=60,
+        )
+    created = sum(len(r.summaries_created) for _, r in results)
+    saved = sum(r.saved for _, r in results)
+    click.echo(
+        f"\n{len(results)} conversation(s): {created} summaries created, {saved:,} tokens saved."
+    )
+    if until is not None:
+        missed = [c for c, r in results if r.reached_target is False]
+        if missed:
+            click.echo(
+                f"{len(missed)} conversation(s) are still above {until:,} tokens: "
+                "their protected tail alone is too large.",
+                err=True,
+            )
+
+
+def _block_text(block: dict[str, Any], limit: int) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        text = str(block.get("text", ""))
+    elif kind == "tool_use":
+        args = json.dumps(block.get("input", {}), ensure_ascii=False)
+        text = f"[tool_use {block.get('name')} {block.get('id')}] {args}"
+    elif kind == "tool_result":
+        content = block.get("content", "")
+        body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        text = f"[tool_result {block.get('tool_use_id')}] {body}"
+    else:
+        text = f"[{kind}]"
+    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text):,} chars)"
+
+
+def _print_messages(messages: list[dict[str, Any]], limit: int) -> None:
+    for message in messages:
+        role = message.get("role", "?")
+        extra = f" {message['tool_call_id']}" if "tool_call_id" in message else ""
+        click.echo(click.style(f"── {role}{extra} ──", bold=True))
+        content = message.get("content")
+        if isinstance(content, str):
+            click.echo(content if len(content) <= limit else content[: limit - 1] + "…")
+        elif isinstance(content, list):
+            for block in content:
+                click.echo(_block_text(block, limit))
+        for call in message.get("tool_calls", []) or []:
+            fn = call.get("function", {})
+            click.echo(f"[tool_call {fn.get('name')} {call.get('id')}] {fn.get('arguments')}")
+        click.echo()
+
+
+@cli.command()
+@click.argument("conversation", metavar="CONV")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Token budget (default: the context_budget_tokens setting).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["anthropic", "openai"]),
+    default="anthropic",
+    show_default=True,
+    help="Shape the messages for this API.",
+)
+@click.option(
+    "--system", default=None, help="A system prompt to include (it counts against the budget)."
+)
+@click.option(
+    "--width",
+    type=click.IntRange(min=40),
+    default=600,
+    show_default=True,
+    help="Characters shown per block in the readable output (--json is never cut).",
+)
+@json_option
+@click.pass_context
+def context(
+    ctx: click.Context,
+    conversation: str,
+    budget: int | None,
+    fmt: str,
+    system: str | None,
+    width: int,
+    as_json: bool,
+) -> None:
+    """Show the context the model would get now: messages and a token breakdown.
+
+    The context is rebuilt from the conversation's context items: summaries as
+    `<summary>` XML user messages, then raw messages. The protected tail (the
+    last fresh_tail_count messages, widened to whole tool exchanges and the
+    newest user turn) is always included, even above the budget; older items
+    fill the rest of the budget newest first.
+
+    \b
+    Examples:
+      lcm context 3f2a91c0 --budget 50000
+      lcm context 3f2a91c0 --format openai --json > request.json
+    """
+    engine = state_of(ctx).engine()
+    conv = engine.resolve_conversation(conversation)
+    if fmt not in ("anthropic", "openai"):  # pragma: no cover - click.Choice guards it
+        raise InputError(f"unknown format {fmt}")
+    assembled = engine.assemble(
+        conv, budget, format="openai" if fmt == "openai" else "anthropic", system=system
+    )
+    b = assembled.breakdown
+    breakdown = {
+        "budget": b.budget,
+        "total": b.total,
+        "system": b.system,
+        "summaries": b.summaries,
+        "messages": b.messages,
+        "fresh_tail": b.fresh_tail,
+        "summary_count": b.summary_count,
+        "message_count": b.message_count,
+        "fresh_tail_messages": b.fresh_tail_messages,
+        "dropped_items": b.dropped_items,
+        "dropped_tokens": b.dropped_tokens,
+        "over_budget": b.over_budget,
+    }
+    if as_json:
+        emit_json(
+            {
+                "conversation_id": conv.id,
+                "session_id": conv.session_id,
+                "format": assembled.format,
+                "request": assembled.request(),
+                "breakdown": breakdown,
+                "included": assembled.included,
+            }
+        )
+        return
+    if assembled.system:
+        click.echo(click.style("── system ──", bold=True))
+        click.echo(assembled.system[:width])
+        click.echo()
+    _print_messages(assembled.messages, width)
+    click.echo(
+        f"{b.total:,} of {b.budget:,} tokens: {b.summaries:,} in {b.summary_count} summaries, "
+        f"{b.messages:,} in {b.message_count} messages ({b.fresh_tail:,} in the protected "
+        f"tail of {b.fresh_tail_messages}), {b.system:,} system; {b.dropped_items} older "
+        f"item(s) left out ({b.dropped_tokens:,} tokens)."
+    )
+    if b.over_budget:
+        click.echo("warning: the protected tail alone is over the budget.", err=True)
+
+
+@cli.command()
+@click.argument("conversation", metavar="CONV")
+@click.option("--no-preview", is_flag=True, help="Only ids, depths, times and sizes.")
+@json_option
+@click.pass_context
+def dag(ctx: click.Context, conversation: str, no_preview: bool, as_json: bool) -> None:
+    """Show a conversation's summary DAG as a tree.
+
+    The top level is what is in the context now, oldest first; under each
+    condensed summary are the summaries it was built from, down to leaves,
+    which say how many messages they cover. Times are the span of the
+    material covered; "from N" is how many message tokens lie beneath.
+    Follow any id with `lcm describe ID` or `lcm expand ID`.
+    """
+    engine = state_of(ctx).engine()
+    conv = engine.resolve_conversation(conversation)
+    view = engine.dag(conv)
+    if as_json:
+        emit_json({"session_id": conv.session_id, **view.to_dict()})
+        return
+    click.echo(view.render(previews=not no_preview))
