@@ -186,3 +186,87 @@ class CountingSummarizer:
         return SummaryResponse(
             text=f"depth {request.depth}: {text}", input_tokens=1, output_tokens=1
         )
+
+
+# ----------------------------------------------------------------------- API shape checks
+
+
+def check_anthropic(request: dict[str, Any]) -> None:
+    """Assert ``request`` is a valid Anthropic Messages API payload (structure only)."""
+    messages = request["messages"]
+    assert isinstance(messages, list) and messages, "no messages"
+    if "system" in request:
+        assert isinstance(request["system"], str) and request["system"]
+    assert messages[0]["role"] == "user", "must open with a user message"
+    seen_uses: set[str] = set()
+    for index, message in enumerate(messages):
+        assert set(message) == {"role", "content"}, message.keys()
+        assert message["role"] in ("user", "assistant")
+        if index:
+            assert message["role"] != messages[index - 1]["role"], "roles must alternate"
+        blocks = message["content"]
+        assert isinstance(blocks, list) and blocks, "empty content"
+        results = [b for b in blocks if b["type"] == "tool_result"]
+        if results:
+            assert message["role"] == "user"
+            assert blocks[: len(results)] == results, "tool_results must come first"
+            previous = messages[index - 1]
+            assert previous["role"] == "assistant"
+            uses = {b["id"] for b in previous["content"] if b["type"] == "tool_use"}
+            answered = [b["tool_use_id"] for b in results]
+            assert len(answered) == len(set(answered)), "a tool_use answered twice"
+            assert set(answered) == uses, (answered, uses)
+        for block in blocks:
+            assert not any(k.startswith("_") for k in block), block
+            kind = block["type"]
+            assert kind in ("text", "tool_use", "tool_result", "image"), kind
+            if kind == "text":
+                assert isinstance(block["text"], str) and block["text"].strip()
+            elif kind == "tool_use":
+                assert message["role"] == "assistant"
+                assert block["id"] not in seen_uses, "duplicate tool_use id"
+                seen_uses.add(block["id"])
+                assert isinstance(block["input"], dict) and isinstance(block["name"], str)
+                following = messages[index + 1] if index + 1 < len(messages) else None
+                assert following is not None, "tool_use without a following message"
+                assert block["id"] in {
+                    b.get("tool_use_id") for b in following["content"] if b["type"] == "tool_result"
+                }, "tool_use not answered by the next message"
+
+
+def check_openai(messages: list[dict[str, Any]]) -> None:
+    """Assert ``messages`` is a valid OpenAI Chat Completions message list (structure only)."""
+    assert isinstance(messages, list) and messages
+    pending: set[str] = set()
+    started = False
+    for message in messages:
+        role = message["role"]
+        assert role in ("system", "user", "assistant", "tool"), role
+        if role == "system":
+            assert not started, "system messages only at the start"
+            assert isinstance(message["content"], str)
+            continue
+        started = True
+        if role == "tool":
+            assert message["tool_call_id"] in pending, "tool message without its call"
+            pending.discard(message["tool_call_id"])
+            assert isinstance(message["content"], str)
+            continue
+        assert not pending, f"calls left unanswered: {pending}"
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if calls:
+                assert message["content"] is None or isinstance(message["content"], str)
+            else:
+                assert isinstance(message["content"], str)
+            for call in calls:
+                assert call["type"] == "function"
+                json.loads(call["function"]["arguments"])
+                pending.add(call["id"])
+            assert len(pending) == len(calls), "duplicate tool_call ids"
+        else:
+            content = message["content"]
+            assert isinstance(content, str | list)
+            if isinstance(content, str):
+                assert content.strip()
+    assert not pending, f"calls left unanswered at the end: {pending}"
