@@ -488,9 +488,6 @@ def tool_pairing(messages: Sequence[NewMessage]) -> ToolPairing:
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 )
-_CODEX_LEGACY_ITEMS = frozenset(
-    {"message", "reasoning", "function_call", "function_call_output", "local_shell_call"}
-)
 _CLAUDE_TYPES = frozenset(
     {
         "user",
@@ -503,6 +500,16 @@ _CLAUDE_TYPES = frozenset(
         "custom-title",
     }
 )
+
+
+def _is_codex_legacy_header(data: dict[str, Any]) -> bool:
+    """First line of an early-2025 rollout: ``{"id", "timestamp", "instructions"...}``."""
+    return (
+        "type" not in data
+        and "role" not in data
+        and isinstance(data.get("id"), str)
+        and isinstance(data.get("timestamp"), str)
+    )
 
 
 def _sniff_record(data: dict[str, Any]) -> SourceKind | None:
@@ -534,13 +541,11 @@ def detect_kind(path: Path) -> SourceKind | None:
             return "generic" if start in (b"[", b"{") and b'"role"' in head else None
         for count, line in enumerate(scan_lines(path), start=1):
             if line.data is not None:
+                if count == 1 and _is_codex_legacy_header(line.data):
+                    return "codex"
                 kind = _sniff_record(line.data)
                 if kind is not None:
                     return kind
-                rtype = line.data.get("type")
-                legacy = isinstance(rtype, str) and rtype in _CODEX_LEGACY_ITEMS
-                if legacy and "payload" not in line.data:
-                    return "codex"
             if count >= 8:
                 break
     except OSError:

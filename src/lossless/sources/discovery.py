@@ -7,6 +7,7 @@ its sub-agents, so the parent conversation exists when a sub-agent links to it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lossless.sources.base import SourceKind
@@ -35,11 +36,31 @@ def discover_claude(claude_home: Path) -> list[Path]:
     return sorted([*sessions, *subagents], key=order)
 
 
+def _walk_rollouts(root: Path) -> list[Path]:
+    """``rollout-*.jsonl`` anywhere below ``root``, following symlinked folders
+    (``Path.glob("**")`` does not before Python 3.13) without looping."""
+    found: list[Path] = []
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        dirs.sort()
+        found.extend(
+            Path(folder) / name
+            for name in files
+            if name.startswith("rollout-") and name.endswith(".jsonl")
+        )
+    return sorted(p for p in found if p.is_file())
+
+
 def discover_codex(codex_home: Path) -> list[Path]:
     """Rollouts under ``sessions/`` and ``archived_sessions/``, oldest path first."""
     found: list[Path] = []
     for folder in ("sessions", "archived_sessions"):
-        found.extend(sorted(_files(codex_home / folder, "**/rollout-*.jsonl")))
+        found.extend(_walk_rollouts(codex_home / folder))
     return found
 
 
