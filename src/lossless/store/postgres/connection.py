@@ -1,0 +1,168 @@
+"""Where the PostgreSQL backend connects, and what its failures mean to a user.
+
+Every driver error leaves the backend as a ``StoreError`` (or a subclass) whose
+message names the server as ``host:port/database`` and never carries the
+password: libpq messages are scrubbed of it, URLs are shown through
+``mask_url``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import psycopg_pool
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from lossless.config import mask_url
+from lossless.errors import ConfigError, StoreError
+
+# The schema every lossless object lives in; ``public`` follows it so
+# extensions an administrator installed there before us are still found.
+SEARCH_PATH = "lcm,public"
+DEFAULT_CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The parts of a connection string that are safe to print."""
+
+    host: str
+    port: str
+    database: str
+    user: str
+    password: str | None
+    url: str
+
+    @property
+    def where(self) -> str:
+        return f"PostgreSQL at {self.host}:{self.port}/{self.database}"
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the password, however a driver message quoted it."""
+        if self.password:
+            text = text.replace(self.password, "****")
+        return text.replace(self.url, mask_url(self.url))
+
+
+def build_conninfo(
+    url: str,
+    *,
+    ca_file: str | None = None,
+    statement_timeout_ms: int | None = None,
+    application_name: str = "lossless",
+) -> tuple[str, Target]:
+    """The libpq connection string for ``url`` plus what lossless needs of every session."""
+    try:
+        params: dict[str, Any] = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(
+            f"postgres.url {mask_url(url)} is not a valid PostgreSQL URL: "
+            f"{_scrub_password(str(exc), url)}"
+        ) from None
+    host = str(params.get("host") or params.get("hostaddr") or "localhost")
+    target = Target(
+        host=host,
+        port=str(params.get("port") or "5432"),
+        database=str(params.get("dbname") or params.get("user") or "postgres"),
+        user=str(params.get("user") or ""),
+        password=str(params["password"]) if params.get("password") else None,
+        url=url,
+    )
+    # Session settings ride in the startup packet, so they hold from the first
+    # statement and survive RESET ALL; user-supplied options are kept.
+    options = [str(params.get("options") or "").strip(), f"-c search_path={SEARCH_PATH}"]
+    if statement_timeout_ms is not None:
+        options.append(f"-c statement_timeout={int(statement_timeout_ms)}")
+    params["options"] = " ".join(o for o in options if o)
+    params.setdefault("application_name", application_name)
+    params.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)
+    if ca_file:
+        params["sslrootcert"] = ca_file
+        params.setdefault("sslmode", "verify-full")
+    return make_conninfo("", **params), target
+
+
+def _scrub_password(text: str, url: str) -> str:
+    try:
+        password = conninfo_to_dict(url).get("password")
+    except psycopg.ProgrammingError:
+        password = None
+    return text.replace(str(password), "****") if password else text
+
+
+def describe_connect_error(exc: BaseException, target: Target) -> StoreError:
+    """A clear error for a connection that could not be made."""
+    reason = target.scrub(str(exc)).strip()
+    if "password authentication failed" in reason or "authentication failed" in reason:
+        return StoreError(
+            f"{target.where}: authentication failed for user {target.user!r}: check the "
+            "user and password in postgres.url (LCM_POSTGRES_URL)"
+        )
+    if isinstance(exc, psycopg_pool.PoolTimeout):
+        reason = "no connection could be made in time"
+    return StoreError(
+        f"cannot connect to {target.where}: {_first_lines(reason)}; check that the server is "
+        "running and reachable, and postgres.url (LCM_POSTGRES_URL). lossless never falls "
+        "back to another backend"
+    )
+
+
+def describe_error(exc: psycopg.Error, target: Target, *, in_transaction: bool) -> StoreError:
+    """A clear error for a statement or commit that failed."""
+    undone = (
+        "the transaction was rolled back: nothing in it was committed"
+        if in_transaction
+        else "nothing was changed"
+    )
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return StoreError(
+            f"{target.where}: a statement was cancelled (statement_timeout reached or "
+            f"cancelled by an administrator); {undone}"
+        )
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return StoreError(f"{target.where}: a lock could not be taken in time; {undone}")
+    if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+        return StoreError(f"{target.where}: concurrent writers conflicted; {undone}; retry")
+    if isinstance(exc, pg_errors.UndefinedTable):
+        return StoreError(
+            f"{target.where}: the lossless schema is missing or incomplete "
+            f"({_first_lines(target.scrub(str(exc)))}); run `lcm postgres migrate`"
+        )
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) or _is_disconnect(exc):
+        return StoreError(
+            f"the connection to {target.where} was lost "
+            f"({_first_lines(target.scrub(str(exc)))}); {undone}; the next operation "
+            "reconnects once the server is back"
+        )
+    return StoreError(f"{target.where}: {_first_lines(target.scrub(str(exc)))}")
+
+
+def _is_disconnect(exc: psycopg.Error) -> bool:
+    return isinstance(
+        exc,
+        pg_errors.AdminShutdown
+        | pg_errors.CrashShutdown
+        | pg_errors.CannotConnectNow
+        | pg_errors.IdleSessionTimeout,
+    )
+
+
+def _first_lines(text: str, limit: int = 2) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " ".join(lines[:limit]) or "unknown error"
+
+
+@contextmanager
+def translated(target: Target, *, in_transaction: bool) -> Iterator[None]:
+    """Turn driver errors raised in the block into ``StoreError``."""
+    try:
+        yield
+    except psycopg_pool.PoolTimeout as exc:
+        raise describe_connect_error(exc, target) from None
+    except psycopg.Error as exc:
+        raise describe_error(exc, target, in_transaction=in_transaction) from exc

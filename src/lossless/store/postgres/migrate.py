@@ -1,0 +1,128 @@
+"""The PostgreSQL migration runner: one transaction, one advisory lock, a checksum ledger.
+
+All pending migrations and their ledger rows commit together or not at all.
+``pg_advisory_xact_lock`` serialises concurrent runners (several machines
+starting at once): the first applies, the others wait, re-read the ledger
+under the lock, find nothing left to do and converge on the same history. The
+ledger is checked with the shared ``pending_migrations`` rules: a changed,
+missing, unknown or out-of-order migration is refused, never repaired.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from lossless.errors import MigrationError
+from lossless.store.migrations import (
+    AppliedMigration,
+    Migration,
+    load_migrations,
+    pending_migrations,
+)
+
+PACKAGE = "lossless.store.postgres"
+SCHEMA = "lcm"
+MIN_SERVER_VERSION = 160000
+# A fixed 64-bit key derived from a name, so no other application's advisory
+# locks collide with it by accident. Advisory locks are per database.
+LOCK_KEY = int.from_bytes(
+    hashlib.sha256(b"lossless-context/postgres/migrations").digest()[:8], "big", signed=True
+)
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    applied: list[Migration]
+    history: list[AppliedMigration]
+
+    @property
+    def version(self) -> int:
+        return len(self.history)
+
+
+def available_migrations() -> list[Migration]:
+    return load_migrations(PACKAGE)
+
+
+def applied_migrations(conn: Conn) -> list[AppliedMigration]:
+    """The ledger, or [] for a database lossless never touched."""
+    row = conn.execute(
+        "SELECT to_regclass('lcm.schema_migrations') IS NOT NULL AS present"
+    ).fetchone()
+    if row is None or not row["present"]:
+        return []
+    return [
+        AppliedMigration(int(r["version"]), str(r["name"]), str(r["checksum"]))
+        for r in conn.execute(
+            "SELECT version, name, checksum FROM lcm.schema_migrations ORDER BY version"
+        )
+    ]
+
+
+def check_server(conn: Conn, *, where: str) -> None:
+    version = conn.info.server_version
+    if version < MIN_SERVER_VERSION:
+        raise MigrationError(
+            f"{where}: PostgreSQL {version // 10000} is too old; lossless needs 16 or newer"
+        )
+
+
+def check_current(conn: Conn, *, where: str) -> list[AppliedMigration]:
+    """Refuse a database that is behind (or ahead of, or different from) this lossless."""
+    available = available_migrations()
+    applied = applied_migrations(conn)
+    pending = pending_migrations(available, applied, where=where)
+    if pending:
+        raise MigrationError(
+            f"{where}: the database schema is at migration {len(applied):04d} but this "
+            f"lossless needs {available[-1].version:04d}_{available[-1].name}: "
+            "run `lcm postgres migrate`"
+        )
+    return applied
+
+
+def migrate_schema(conn: Conn, *, where: str) -> MigrationReport:
+    """Apply every pending migration in one transaction; a no-op when up to date.
+
+    ``conn`` must be in autocommit mode with no transaction open.
+    """
+    check_server(conn, where=where)
+    available = available_migrations()
+    # Up to date is the common case: decide it without DDL or locks, so a
+    # role without CREATE rights can still open an up-to-date database.
+    applied = applied_migrations(conn)
+    if not pending_migrations(available, applied, where=where):
+        return MigrationReport(applied=[], history=applied)
+    with conn.transaction():
+        conn.execute("SET LOCAL search_path = lcm, public")
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS lcm.schema_migrations ("
+            "version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+        )
+        # Re-read under the lock: a runner that waited here sees what the
+        # first one committed and has nothing left to do.
+        applied = applied_migrations(conn)
+        pending = pending_migrations(available, applied, where=where)
+        for migration in pending:
+            try:
+                conn.execute(migration.sql)
+            except psycopg.Error as exc:
+                raise MigrationError(
+                    f"{where}: migration {migration.version:04d}_{migration.name} failed "
+                    f"and nothing was applied: {str(exc).strip().splitlines()[0]}"
+                ) from exc
+            conn.execute(
+                "INSERT INTO lcm.schema_migrations(version, name, checksum) VALUES (%s, %s, %s)",
+                [migration.version, migration.name, migration.checksum],
+            )
+    history = applied + [AppliedMigration(m.version, m.name, m.checksum) for m in pending]
+    return MigrationReport(applied=pending, history=history)
