@@ -332,3 +332,37 @@ def test_codex_without_session_meta(tmp_path: Path) -> None:
     assert reasoning.parts[0].metadata == {"encrypted": True}
     assert search.parts[0].tool_call_id is None
     assert search.content == '[tool_use web_search] {"query": "q"}'
+
+
+def test_claude_sidechain_detection(tmp_path: Path) -> None:
+    def record(n: int, **extra: Any) -> dict[str, Any]:
+        return {
+            "type": "user",
+            "uuid": f"u{n}",
+            "sessionId": "parent-1",
+            "message": {"role": "user", "content": f"m{n}"},
+            **extra,
+        }
+
+    # Old layout: an agent file beside the sessions, known only by its records.
+    agent = parse(
+        "claude-code",
+        lines_file(tmp_path, [record(1, isSidechain=True, agentId="a9")], "agent-a9.jsonl"),
+    )
+    assert agent.info.session_id == "parent-1/agent-a9"
+    assert agent.info.parent_session_id == "parent-1" and agent.info.agent_id == "a9"
+    # A main transcript with sidechain records later on stays the main session.
+    main = parse(
+        "claude-code",
+        lines_file(
+            tmp_path, [record(1), record(2, isSidechain=True, agentId="a9")], "parent-1.jsonl"
+        ),
+    )
+    assert main.info.session_id == "parent-1"
+    assert main.info.parent_session_id is None and main.info.agent_id is None
+    # In <session>/subagents/ the path decides, even without agentId in records.
+    nested = tmp_path / "parent-1" / "subagents"
+    nested.mkdir(parents=True)
+    sub = parse("claude-code", lines_file(nested, [record(1, isSidechain=True)], "agent-b7.jsonl"))
+    assert sub.info.session_id == "parent-1/agent-b7"
+    assert sub.info.parent_session_id == "parent-1" and sub.info.agent_id == "b7"

@@ -78,6 +78,7 @@ def test_discovery_order(tmp_path: Path) -> None:
     s1_a = touch(projects / "p1" / "s1" / "subagents" / "agent-a.jsonl")
     touch(projects / "p1" / "s1" / "subagents" / "notes.txt")
     orphan = touch(projects / "p1" / "gone" / "subagents" / "agent-c.jsonl")
+    old_style_agent = touch(projects / "p1" / "agent-0abc.jsonl")
     p2 = touch(projects / "p2" / "x.jsonl")
     touch(claude / "todos" / "t.jsonl")
     new = touch(codex / "sessions" / "2026" / "02" / "01" / "rollout-2026-02-01-b.jsonl")
@@ -92,6 +93,7 @@ def test_discovery_order(tmp_path: Path) -> None:
         ("claude-code", s1),
         ("claude-code", s1_a),
         ("claude-code", s1_b),
+        ("claude-code", old_style_agent),
         ("claude-code", p2),
         ("codex", old),
         ("codex", new),

@@ -79,9 +79,12 @@ def claude_session_info(path: Path) -> SessionInfo:
         cwd = cwd or _text(data, "cwd")
         version = version or _text(data, "version")
         branch = branch or _text(data, "gitBranch")
-        agent_id = agent_id or _text(data, "agentId")
-        sidechain = sidechain or data.get("isSidechain") is True
-        session_id = session_id or _text(data, "sessionId")
+        if session_id is None and _text(data, "sessionId"):
+            # Whether this is a sub-agent is decided by the first session
+            # record only: old main transcripts interleave sidechain records.
+            session_id = _text(data, "sessionId")
+            sidechain = data.get("isSidechain") is True
+            agent_id = _text(data, "agentId")
     metadata: dict[str, Any] = {}
     if version:
         metadata["version"] = version

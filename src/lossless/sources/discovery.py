@@ -22,16 +22,23 @@ def _files(pattern_root: Path, pattern: str) -> list[Path]:
 
 
 def discover_claude(claude_home: Path) -> list[Path]:
-    """``projects/*/*.jsonl`` sessions, each followed by its ``<session>/subagents/*.jsonl``."""
+    """Sessions under ``projects/``, each followed by its sub-agent transcripts.
+
+    Sub-agents live in ``<session>/subagents/*.jsonl``; older Claude Code wrote
+    them beside the sessions as ``agent-*.jsonl``, whose parent is only known
+    from their records, so those come after every session of their project.
+    """
     projects = claude_home / "projects"
     sessions = _files(projects, "*/*.jsonl")
     subagents = _files(projects, "*/*/subagents/*.jsonl")
 
-    def order(path: Path) -> tuple[str, str, int, str]:
+    def order(path: Path) -> tuple[str, int, str, int, str]:
         if path.parent.name == "subagents":
             session_dir = path.parent.parent
-            return (session_dir.parent.name, session_dir.name, 1, path.name)
-        return (path.parent.name, path.stem, 0, path.name)
+            return (session_dir.parent.name, 0, session_dir.name, 1, path.name)
+        if path.name.startswith("agent-"):
+            return (path.parent.name, 1, path.stem, 0, path.name)
+        return (path.parent.name, 0, path.stem, 0, path.name)
 
     return sorted([*sessions, *subagents], key=order)
 
