@@ -372,10 +372,10 @@ def session_context(engine: Engine, conversation: Conversation) -> str:
     )
     if not summaries:
         return f"{head} None of them are summarized yet.\n{howto}"
-    covered = sum(s.descendant_count for s in summaries)
+    raw = sum(1 for i in items if i.item_type == "message")
     lines = [
-        f"{head} Older parts are compacted into {len(summaries)} top-level summaries "
-        f"(covering {covered} nodes), oldest first:"
+        f"{head} The oldest {message_count - raw} are compacted into {len(summaries)} "
+        "top-level summaries, oldest first:"
     ]
     entries = [_summary_entry(s) for s in summaries]
     budget = MAX_CONTEXT_CHARS - len(lines[0]) - len(howto) - 200

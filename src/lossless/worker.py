@@ -146,22 +146,25 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def worker_lock(config: Config) -> FileLock:
-    return FileLock(config.home / WORKER_LOCK)
+def worker_lock(home: Path) -> FileLock:
+    return FileLock(home / WORKER_LOCK)
 
 
-def running_worker_pid(config: Config) -> int | None:
-    """The pid of the worker running on this home, or None when none is.
+def running_worker_pid(home: Path) -> int | None:
+    """The pid of the worker running on the data folder ``home``, or None.
 
     "Running" means the lock is held: a pid left in the file by a dead worker
-    does not count.
+    does not count. 0 means running, pid unknown (it is written just after
+    the lock is taken).
     """
-    probe = worker_lock(config)
+    if not (home / WORKER_LOCK).exists():
+        return None
+    probe = worker_lock(home)
     if probe.acquire():
         probe.release()
         return None
     try:
-        text = (config.home / WORKER_LOCK).read_text("ascii").strip()
+        text = (home / WORKER_LOCK).read_text("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return 0
     return int(text) if text.isdigit() else 0
@@ -183,7 +186,7 @@ def start_detached(config: Config) -> int | None:
     hook runner neither waits for it nor kills it when the hook returns; its
     stderr goes to ``logs/worker.log``.
     """
-    if running_worker_pid(config) is not None:
+    if running_worker_pid(config.home) is not None:
         return None
     import subprocess
 
@@ -354,9 +357,9 @@ class Worker:
     ) -> WorkerReport:
         """Take the home's worker lock and serve requests; see the module docstring."""
         report = WorkerReport()
-        lock = worker_lock(self.config)
+        lock = worker_lock(self.config.home)
         if not lock.acquire():
-            report.already_running = running_worker_pid(self.config)
+            report.already_running = running_worker_pid(self.config.home)
             return report
         try:
             lock.write_pid()

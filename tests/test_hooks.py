@@ -1,0 +1,501 @@
+"""`lcm hook` as the client runs it: real subprocesses, event JSON on stdin.
+
+The replay tests grow a copy of each real transcript the way a live client
+writes it (chunks of lines, sometimes cut mid-line), fire the hooks a client
+fires, and check that the store ends up equal to a bulk `lcm import
+--complete` of the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lossless.config import load_config
+from lossless.store import open_store
+from lossless.worker import WORKER_LOCK, running_worker_pid
+
+SPOTTER = "claude-code/spotter"
+CODEX = "codex/codemie-code"
+MAIN_WITH_AGENTS = "4d5611e5-241a-462a-8d15-5122611a9569"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def lcm_argv() -> list[str]:
+    script = Path(sys.executable).parent / "lcm"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "lossless"]
+
+
+def fire(
+    event: str,
+    payload: dict[str, Any] | bytes | str,
+    *,
+    client: str | None = None,
+    home: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    argv = lcm_argv()
+    if home is not None:
+        argv += ["--home", str(home)]
+    argv += ["hook", event]
+    if client:
+        argv += ["--client", client]
+    data = (
+        payload
+        if isinstance(payload, bytes)
+        else payload.encode()
+        if isinstance(payload, str)
+        else json.dumps(payload).encode()
+    )
+    return subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
+
+
+def claude_payload(event: str, path: Path, session_id: str, **extra: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "session_id": session_id,
+        "transcript_path": str(path),
+        "cwd": str(path.parent),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    if event == "PostToolUse":
+        payload |= {
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls"},
+            "tool_response": {"stdout": "", "stderr": ""},
+            "tool_use_id": "toolu_replay",
+        }
+    elif event in ("Stop", "SubagentStop"):
+        payload["stop_hook_active"] = False
+    elif event == "SessionEnd":
+        payload["reason"] = "exit"
+    return payload | extra
+
+
+def hooks_log(home: Path) -> str:
+    path = home / "logs" / "hooks.log"
+    return path.read_text("utf-8") if path.exists() else ""
+
+
+def assert_quiet(result: subprocess.CompletedProcess[bytes]) -> None:
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b"", result.stdout[:500]
+
+
+def snapshot(home: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every conversation's messages, parts and native records, keyed by session."""
+    store = open_store(load_config(home))
+    try:
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        conversations = store.conversations.list()
+        sessions = {c.id: c.session_id for c in conversations}
+        for conv in conversations:
+            messages = list(store.messages.iter_all(conv.id))
+            parts = store.messages.parts([m.id for m in messages])
+            found[(conv.client, conv.session_id)] = {
+                "project": conv.project,
+                "title": conv.title,
+                "parent": sessions.get(conv.parent_id) if conv.parent_id else None,
+                "created_at": conv.created_at,
+                "metadata": {
+                    k: v for k, v in conv.metadata.items() if not k.startswith("lcm_compaction")
+                },
+                "messages": [
+                    (
+                        m.seq,
+                        m.role,
+                        m.content,
+                        m.created_at,
+                        m.ingest_key,
+                        m.token_count,
+                        m.metadata,
+                        [
+                            (p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, p.metadata)
+                            for p in parts[m.id]
+                        ],
+                    )
+                    for m in messages
+                ],
+                "records": sorted(
+                    (r.native_key, r.record_type, r.raw, r.line_no, r.byte_offset)
+                    for r in store.messages.native_records(conv.id)
+                ),
+            }
+        return found
+    finally:
+        store.close()
+
+
+def bulk_import(paths: list[Path], home: Path) -> None:
+    result = subprocess.run(
+        [*lcm_argv(), "--home", str(home), "import", "--complete", "--quiet", *map(str, paths)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def assert_same_store(live: Path, bulk: Path) -> None:
+    got, want = snapshot(live), snapshot(bulk)
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert len(got[key]["messages"]) == len(want[key]["messages"]), key
+        for a, b in zip(got[key]["messages"], want[key]["messages"], strict=True):
+            assert a == b, (key, a[0])
+        assert got[key] == want[key], key
+    assert sum(len(v["messages"]) for v in want.values()) > 0
+
+
+class Grower:
+    """Appends a source file to a target in chunks of lines, sometimes cut mid-line."""
+
+    def __init__(self, source: Path, target: Path, rng: random.Random, lo: int, hi: int):
+        self.data = source.read_bytes()
+        self.target = target
+        self.rng = rng
+        self.lo, self.hi = lo, hi
+        self.pos = 0
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"")
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.data)
+
+    def step(self) -> None:
+        if self.done:
+            return
+        end = self.pos
+        for _ in range(self.rng.randint(self.lo, self.hi)):
+            newline = self.data.find(b"\n", end)
+            end = len(self.data) if newline < 0 else newline + 1
+            if end >= len(self.data):
+                break
+        if end < len(self.data) and self.rng.random() < 0.3:
+            # A writer caught mid-line: the next line is partly there.
+            nxt = self.data.find(b"\n", end)
+            nxt = len(self.data) if nxt < 0 else nxt
+            end += self.rng.randint(1, max(1, (nxt - end) // 2))
+        with self.target.open("ab") as fh:
+            fh.write(self.data[self.pos : end])
+        self.pos = end
+
+
+@pytest.fixture(autouse=True)
+def _stop_workers(lcm_home: Path) -> Iterator[None]:
+    """Kill a worker a SessionEnd hook started in this test's home, by its pid."""
+    yield
+    pid = running_worker_pid(lcm_home)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+
+
+def replay_claude(
+    sources: list[Path], live_dir: Path, session_id: str, *, lo: int, hi: int, seed: int
+) -> Path:
+    """Grow ``sources`` (a session file, then its sub-agents) and fire hooks after each step."""
+    rng = random.Random(seed)
+    main_source = sources[0]
+    main_target = live_dir / main_source.name
+    growers = [Grower(main_source, main_target, rng, lo, hi)]
+    for sub in sources[1:]:
+        target = live_dir / main_source.stem / "subagents" / sub.name
+        # Sub-agent files are shorter; grow them in proportion.
+        ratio = max(1, sub.read_bytes().count(b"\n") * hi // max(1, growers[0].data.count(b"\n")))
+        growers.append(Grower(sub, target, rng, 1, ratio))
+    events = ["PostToolUse", "Stop", "UserPromptSubmit", "PostToolUse", "SubagentStop"]
+    step = 0
+    while not all(g.done for g in growers):
+        for grower in growers:
+            grower.step()
+        event = events[step % len(events)]
+        step += 1
+        assert_quiet(
+            fire(event, claude_payload(event, main_target, session_id), client="claude-code")
+        )
+    assert_quiet(
+        fire(
+            "SessionEnd",
+            claude_payload("SessionEnd", main_target, session_id),
+            client="claude-code",
+        )
+    )
+    return main_target
+
+
+# --------------------------------------------------------------------------- replays
+
+
+@pytest.mark.parametrize(
+    ("name", "lo", "hi"),
+    [
+        ("short.jsonl", 1, 4),
+        ("tool_heavy.jsonl", 2, 7),
+        (f"{MAIN_WITH_AGENTS}.jsonl", 60, 160),
+        ("fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", 250, 450),
+        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 300, 550),
+    ],
+)
+def test_replay_claude_session_equals_bulk_import(
+    shared_data: Path, tmp_path: Path, lcm_home: Path, name: str, lo: int, hi: int
+) -> None:
+    source = shared_data / SPOTTER / name
+    sources = [source]
+    agents = source.with_suffix("") / "subagents"
+    if agents.is_dir():
+        sources += sorted(agents.glob("*.jsonl"))
+    live_dir = tmp_path / "live"
+    main = replay_claude(sources, live_dir, source.stem, lo=lo, hi=hi, seed=len(name))
+    assert main.read_bytes() == source.read_bytes()
+    live_files = [main, *sorted((live_dir / source.stem / "subagents").glob("*.jsonl"))]
+    assert len(live_files) == len(sources)
+    bulk_import(live_files, tmp_path / "bulk-home")
+    assert_same_store(lcm_home, tmp_path / "bulk-home")
+    assert " error " not in hooks_log(lcm_home)
+    if len(sources) > 1:
+        conversations = snapshot(lcm_home)
+        parents = {v["parent"] for k, v in conversations.items() if "/agent-" in k[1]}
+        assert parents == {source.stem}
+
+
+@pytest.mark.parametrize(
+    ("name", "lo", "hi"),
+    [
+        ("rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", 15, 45),
+        ("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl", 4, 15),
+    ],
+)
+def test_replay_codex_rollout_equals_bulk_import(
+    shared_data: Path, tmp_path: Path, lcm_home: Path, name: str, lo: int, hi: int
+) -> None:
+    source = shared_data / CODEX / name
+    target = tmp_path / "sessions" / "2026" / "05" / "11" / name
+    grower = Grower(source, target, random.Random(7), lo, hi)
+    events = ["UserPromptSubmit", "PostToolUse", "Stop"]
+    step = 0
+    while not grower.done:
+        grower.step()
+        event = events[step % len(events)]
+        step += 1
+        payload = {
+            "session_id": "019e-replay",
+            "transcript_path": str(target),
+            "cwd": str(tmp_path),
+            "hook_event_name": event,
+            "model": "gpt-5-codex",
+            "turn_id": f"turn-{step}",
+        }
+        assert_quiet(fire(event, payload, client="codex"))
+    assert target.read_bytes() == source.read_bytes()
+    bulk_import([target], tmp_path / "bulk-home")
+    assert_same_store(lcm_home, tmp_path / "bulk-home")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("stdin", "expected"),
+    [
+        (b"", "empty stdin"),
+        (b"   \n", "empty stdin"),
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "must be an object"),
+        (b'"text"', "must be an object"),
+        (b"\xff\xfe\x00garbage", "not JSON"),
+        (b'{"session_id": "s", "hook_event_name": "Stop"}', "no transcript_path"),
+        (b'{"transcript_path": 42}', "must be a string"),
+    ],
+)
+def test_bad_input_exits_zero_silently_and_logs(
+    lcm_home: Path, stdin: bytes, expected: str
+) -> None:
+    result = fire("Stop", stdin)
+    assert_quiet(result)
+    assert result.stderr == b""
+    log = hooks_log(lcm_home)
+    assert " error " in log and expected in log
+
+
+def test_missing_and_unreadable_transcripts(tmp_path: Path, lcm_home: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    assert_quiet(fire("PostToolUse", claude_payload("PostToolUse", missing, "s1")))
+    assert "does not exist" in hooks_log(lcm_home)
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    assert_quiet(fire("Stop", claude_payload("Stop", folder, "s2")))
+    assert hooks_log(lcm_home).count(" error ") == 2
+    if os.geteuid() != 0:  # root reads anything
+        locked = tmp_path / "locked.jsonl"
+        locked.write_text('{"type": "user"}\n')
+        locked.chmod(0)
+        assert_quiet(fire("Stop", claude_payload("Stop", locked, "s3"), client="claude-code"))
+        assert hooks_log(lcm_home).count(" error ") == 3
+
+
+def test_unknown_event_and_broken_config(tmp_path: Path, lcm_home: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    assert_quiet(fire("Bogus", claude_payload("Bogus", transcript, "s")))
+    assert "unknown hook event 'Bogus'" in hooks_log(lcm_home)
+    lcm_home.mkdir(parents=True, exist_ok=True)
+    (lcm_home / "config.toml").write_text("this is [not toml\n")
+    assert_quiet(fire("Stop", claude_payload("Stop", transcript, "s")))
+    assert "ConfigError" in hooks_log(lcm_home)
+
+
+def test_truncated_mid_line_then_completed(
+    shared_data: Path, tmp_path: Path, lcm_home: Path
+) -> None:
+    source = shared_data / SPOTTER / "tool_heavy.jsonl"
+    data = source.read_bytes()
+    cut = data.index(b"\n", len(data) // 2) + 30  # 30 bytes into a line
+    live = tmp_path / "live" / source.name
+    live.parent.mkdir()
+    live.write_bytes(data[:cut])
+    assert_quiet(
+        fire("PostToolUse", claude_payload("PostToolUse", live, "t"), client="claude-code")
+    )
+    partial = snapshot(lcm_home)
+    (stored,) = partial.values()
+    assert len(stored["messages"]) > 0
+    assert " error " not in hooks_log(lcm_home)
+    live.write_bytes(data)
+    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "t"), client="claude-code"))
+    bulk_import([live], tmp_path / "bulk")
+    assert_same_store(lcm_home, tmp_path / "bulk")
+
+
+def test_concurrent_hooks_of_one_session(shared_data: Path, tmp_path: Path, lcm_home: Path) -> None:
+    source = shared_data / SPOTTER / f"{MAIN_WITH_AGENTS}.jsonl"
+    data = source.read_bytes()
+    live = tmp_path / "live" / source.name
+    live.parent.mkdir()
+    live.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+
+    def burst(events: list[str]) -> None:
+        with ThreadPoolExecutor(len(events)) as pool:
+            results = list(
+                pool.map(
+                    lambda e: fire(e, claude_payload(e, live, source.stem), client="claude-code"),
+                    events,
+                )
+            )
+        for result in results:
+            assert_quiet(result)
+
+    burst(["PostToolUse", "PostToolUse", "Stop"])
+    live.write_bytes(data)
+    burst(["PostToolUse", "Stop", "UserPromptSubmit", "PreCompact"])
+    assert_quiet(
+        fire("SessionEnd", claude_payload("SessionEnd", live, source.stem), client="claude-code")
+    )
+    bulk_import([live], tmp_path / "bulk")
+    assert_same_store(lcm_home, tmp_path / "bulk")
+    assert " error " not in hooks_log(lcm_home)
+
+
+# --------------------------------------------------------------------------- session start
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings under which a short real session compacts into several summaries."""
+    monkeypatch.setenv("LCM_LEAF_CHUNK_TOKENS", "1500")
+    monkeypatch.setenv("LCM_LEAF_TARGET_TOKENS", "300")
+    monkeypatch.setenv("LCM_FRESH_TAIL_COUNT", "6")
+    monkeypatch.setenv("LCM_LEAF_MIN_FANOUT", "3")
+
+
+def test_session_start_after_compaction_injects_dag_view(
+    shared_data: Path, tmp_path: Path, lcm_home: Path, small_chunks: None
+) -> None:
+    source = shared_data / SPOTTER / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+    live = tmp_path / "live" / source.name
+    live.parent.mkdir()
+    live.write_bytes(source.read_bytes())
+    assert_quiet(fire("PreCompact", claude_payload("PreCompact", live, source.stem)))
+    worker = subprocess.run(
+        [*lcm_argv(), "worker", "--once"], capture_output=True, timeout=120, check=False
+    )
+    assert worker.returncode == 0, worker.stderr.decode()
+
+    started = time.monotonic()
+    result = fire(
+        "SessionStart", claude_payload("SessionStart", live, source.stem, source="compact")
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0
+    answer = json.loads(result.stdout)
+    output = answer["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    context = output["additionalContext"]
+    assert 200 < len(context) < 10_000
+    assert "lcm_expand" in context
+    store = open_store(load_config(lcm_home))
+    try:
+        ids = [w.strip("():,") for w in context.split() if w.startswith("sum_")]
+        assert ids
+        for summary_id in ids:
+            assert store.summaries.get(summary_id) is not None, summary_id
+        (conv,) = store.conversations.list()
+        tops = [i.summary_id for i in store.context.list(conv.id) if i.summary_id]
+        # The newest top summary is always shown (older ones may be cut for size).
+        assert tops[-1] in ids
+    finally:
+        store.close()
+    assert elapsed < 5
+
+    quiet = fire(
+        "SessionStart", claude_payload("SessionStart", live, source.stem, source="startup")
+    )
+    assert_quiet(quiet)
+
+
+def test_session_start_on_resume_without_summaries(tmp_path: Path, shared_data: Path) -> None:
+    source = shared_data / SPOTTER / "short.jsonl"
+    live = tmp_path / source.name
+    live.write_bytes(source.read_bytes())
+    result = fire("SessionStart", claude_payload("SessionStart", live, "r", source="resume"))
+    assert result.returncode == 0
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "stored verbatim" in context and "None of them are summarized yet" in context
+
+
+def test_session_end_requests_compaction_and_starts_worker(
+    shared_data: Path, tmp_path: Path, lcm_home: Path, small_chunks: None
+) -> None:
+    source = shared_data / SPOTTER / "tool_heavy.jsonl"
+    live = tmp_path / source.name
+    live.write_bytes(source.read_bytes())
+    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "end")))
+    assert "started worker" in hooks_log(lcm_home)
+    config = load_config(lcm_home)
+    deadline = time.monotonic() + 60
+    while True:
+        store = open_store(config)
+        try:
+            (conv,) = store.conversations.list()
+            summaries = store.summaries.list(conv.id)
+            done = "lcm_compaction_done_at" in conv.metadata
+        finally:
+            store.close()
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert done, (lcm_home / "logs" / "worker.log").read_text()
+    assert summaries
+    assert (lcm_home / WORKER_LOCK).exists()
