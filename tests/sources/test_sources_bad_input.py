@@ -396,3 +396,14 @@ def test_permission_denied_raises(tmp_path: Path, kind: SourceKind) -> None:
         assert info.value.filename == str(path)
     finally:
         path.chmod(0o600)
+
+
+def test_lone_surrogate_escape_is_kept_like_nul(tmp_path: Path) -> None:
+    """Decision: like an escaped NUL, an unpaired ``\\ud800`` escape is decoded as
+    JSON says and kept; the raw line stays valid UTF-8. Whether such text can be
+    stored (it cannot be encoded as UTF-8) is the store's call."""
+    path = write(tmp_path, [b'{"role": "user", "content": "a\\ud800b"}'])
+    parsed = parse("generic", path)
+    assert parsed.problems == []
+    assert parsed.messages[0].content == "a\ud800b"
+    assert parsed.records[0].raw == '{"role": "user", "content": "a\\ud800b"}'

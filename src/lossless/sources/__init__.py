@@ -8,6 +8,20 @@ so the three formats behave the same way:
 - ``block_to_part``: one Anthropic / OpenAI / Codex content block -> ``NewPart``;
 - ``render_content``: the single rule that turns parts into a message's plain text.
 
+What every parser guarantees (tested in tests/sources):
+
+- ``parse()`` raises the OSError itself when the file cannot be opened; the
+  event stream then never fails on I/O of the file's lines.
+- Exactly one ``SessionInfo``, first, derived from the head of the file (so a
+  resumed parse reports the same session); empty files fall back to the name.
+- Every line becomes exactly one record (inside a message or standalone) or one
+  ``ParseProblem``, or is the pending tail; nothing raises out of the iterator.
+- While iterating, ``progress`` covers exactly the lines of the events yielded
+  so far; on resume (``start_offset > 0``) ``last_key``/``last_sha256`` start
+  as the anchor of the line before the offset.
+- Parsing in pieces (``final=False`` while the file grows, then resuming at
+  ``end_offset``/``end_line``) yields the same events as one parse.
+
 The parser modules import from here, so the parsers themselves are imported
 lazily in ``parser_for`` (no import cycle).
 """
