@@ -1,0 +1,208 @@
+"""``grep`` latency over a large store (default 1,000,000 generated messages).
+
+Three classes of query, each with ``limit=20`` through ``Engine.grep``:
+
+- ``full_text``: 20 realistic word queries (FTS5 + bm25);
+- ``regex, literal``: regexes holding a plain literal of 3+ characters (the
+  trigram index pre-filters the rows);
+- ``regex, no literal``: regexes without a usable literal (every row is scanned
+  until ``limit`` hits are found; a rare pattern scans the whole table).
+
+Every query runs once to warm up, then ``--repeat`` times; the table gives
+p50/p95/max over all timed runs of a class, and a per-query table follows.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_grep.py --store /tmp/lcm-bench   # kept by bench_import
+    .venv/bin/python benchmarks/bench_grep.py --messages 1000000        # builds the store first
+    .venv/bin/python benchmarks/bench_grep.py --quick                   # < 30 s sanity check
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import bench_import
+import common
+
+Mode = Literal["full_text", "regex"]
+
+# (class, mode, pattern). Words and shapes come from the generated corpus
+# (bench_import.CorpusGenerator), so every query has something to find.
+FULL_TEXT = [
+    "database migration error",
+    "failing test fixture",
+    "docker container port",
+    "cache timeout retry",
+    "permission denied",
+    "how do I fix the parser",
+    "TypeError",
+    "KeyError session token",
+    "deploy to production",
+    "refactor the handler",
+    "latency benchmark throughput",
+    "json decode error",
+    "git rebase branch merge",
+    "update_decoder",
+    "src/api/routes.ts",
+    "request_id status 500",
+    "数据库迁移失败了",
+    "worker queue job retries",
+    "schema index transaction commit",
+    "validate user password login",
+]
+REGEX_LITERAL = [
+    r"Traceback \(most recent call last\)",
+    r"def get_\w+\(",
+    r"status=500 latency_ms=\d{4}",
+    r"KeyError: '\w+'",
+    r"FAILED",
+    r"src/api/\w+\.ts",
+    r"CREATE INDEX \w+_token",
+    r"request_id=dead\w*",
+    r"(?i)permission denied",
+    r"[0-9]+ failed, 0 passed",
+]
+REGEX_NO_LITERAL = [
+    r"\b[0-9a-f]{8}\b",
+    r"\w+_\w+_\w+_\w+\(",
+    r"[A-Z][a-z]+(Error|Exception)\b",
+    r"(get|set)_\w+_(cache|token)\(",
+    r"\d{4}ms",
+    r"[가-힣]+",
+    r"(?:ERROR|WARN) \d",
+    r"[A-Z]{5}\d{5}",
+]
+CLASSES: list[tuple[str, Mode, list[str], float]] = [
+    ("full_text", "full_text", FULL_TEXT, 20.0),
+    ("regex, literal >= 3 chars", "regex", REGEX_LITERAL, 300.0),
+    ("regex, no usable literal", "regex", REGEX_NO_LITERAL, 2000.0),
+]
+
+
+@dataclass(slots=True)
+class QueryTiming:
+    cls: str
+    mode: Mode
+    pattern: str
+    hits: int = 0
+    literal: str | None = None
+    ms: list[float] = field(default_factory=list)
+
+
+def run_queries(home: Path, repeat: int) -> tuple[list[QueryTiming], int]:
+    from lossless import Engine
+    from lossless.store.regex import required_literal
+
+    timings: list[QueryTiming] = []
+    with Engine.open(home) as engine:
+        total = engine.store.messages.count()
+        for cls, mode, patterns, _target in CLASSES:
+            for pattern in patterns:
+                timing = QueryTiming(
+                    cls,
+                    mode,
+                    pattern,
+                    literal=required_literal(pattern) if mode == "regex" else None,
+                )
+                timing.hits = len(engine.grep(pattern, mode=mode, limit=20))  # warm-up
+                for _ in range(repeat):
+                    _hits, seconds = common.timed(
+                        lambda p=pattern, m=mode: engine.grep(p, mode=m, limit=20)  # type: ignore[misc]
+                    )
+                    timing.ms.append(seconds * 1000)
+                timings.append(timing)
+                print(
+                    f"  {cls:<26} {common.median(timing.ms):9.1f} ms  {timing.hits:>2} hits  {pattern}",
+                    flush=True,
+                )
+    return timings, total
+
+
+def report(timings: list[QueryTiming], total: int) -> None:
+    rows: list[list[object]] = []
+    for cls, _mode, _patterns, target in CLASSES:
+        samples = [ms for t in timings if t.cls == cls for ms in t.ms]
+        p50 = common.percentile(samples, 50)
+        rows.append(
+            [
+                cls,
+                sum(1 for t in timings if t.cls == cls),
+                len(samples),
+                p50,
+                common.percentile(samples, 95),
+                max(samples),
+                f"p50 <= {target:,.0f}",
+                "met" if p50 <= target else "MISSED",
+            ]
+        )
+    common.print_table(
+        ["class", "queries", "runs", "p50 ms", "p95 ms", "max ms", "target ms", "result"],
+        rows,
+        title=f"grep latency over {total:,} messages (limit 20, scope both)",
+    )
+    common.print_table(
+        ["class", "pattern", "trigram literal", "hits", "median ms", "max ms"],
+        [
+            [t.cls, f"`{t.pattern}`", t.literal or "-", t.hits, common.median(t.ms), max(t.ms)]
+            for t in timings
+        ],
+        title="per query",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--store", type=Path, help="LCM_HOME of an existing store to search")
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages to build")
+    parser.add_argument("--build-into", type=Path, help="build the store here and keep it")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per query")
+    parser.add_argument("--quick", action="store_true", help="10,000 messages, 2 runs per query")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.messages, args.repeat = 10_000, 2
+
+    common.print_machine()
+    scratch = Path(tempfile.mkdtemp(prefix="lcm-grep-"))
+    try:
+        home = args.store
+        if home is None:
+            home = args.build_into or scratch / "home"
+            if args.build_into and (home / "lcm.db").exists():
+                raise SystemExit(f"{home} already holds a store; pass it with --store")
+            print(f"building a store of {args.messages:,} generated messages in {home} ...")
+            corpus = bench_import.write_corpus(scratch / "corpus", args.messages)
+            run = common.run_child(
+                [
+                    str(Path(bench_import.__file__)),
+                    "--child",
+                    "lcm",
+                    "--target",
+                    str(home),
+                    *map(str, corpus.files),
+                ]
+            )
+            print(
+                f"  imported {run.result['messages']:,} messages in {run.result['seconds']:.1f} s"
+            )
+            shutil.rmtree(scratch / "corpus")
+        elif not (home / "lcm.db").exists():
+            raise SystemExit(f"no store at {home} (expected {home / 'lcm.db'})")
+        timings, total = run_queries(home, args.repeat)
+        report(timings, total)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
