@@ -23,6 +23,7 @@ import csv
 import dataclasses
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -50,9 +51,10 @@ __all__ = [
 SUMMARY_MAX_CHARS = 800
 _FILE_BLOCK_RE = re.compile(r"<file(?P<attrs>\s[^<>]*)?>(?P<body>.*?)</file>", re.DOTALL)
 _ATTR_RE = re.compile(r'(\w[\w-]*)\s*=\s*(?:"([^"]*)"|\'([^\']*)\')')
-# Claude Code's Read tool prefixes lines with `   12→` (cat -n style); the
-# numbers are noise for structure detection, so they are stripped for analysis.
-_NUMBERED_LINE_RE = re.compile(r"^\s*\d+(?:→|\t)")
+# Claude Code's Read tool prefixes lines with `   12→`, `cat -n` with
+# `    12<TAB>`; the numbers are noise for structure detection, so they are
+# stripped for analysis.
+_NUMBERED_LINE_RE = re.compile(r"^\s*(\d+)→|^\s+(\d+)\t")
 
 _EXT_MEDIA = {
     ".json": "application/json",
@@ -143,7 +145,11 @@ def _clip(text: str, limit: int) -> str:
 def _strip_line_numbers(text: str) -> str:
     lines = text.splitlines()
     sample = [ln for ln in lines[:200] if ln.strip()]
-    if sample and sum(1 for ln in sample if _NUMBERED_LINE_RE.match(ln)) >= 0.8 * len(sample):
+    numbers = [int(m.group(1) or m.group(2)) for ln in sample if (m := _NUMBERED_LINE_RE.match(ln))]
+    # Numbered output counts up one line at a time; a data column of numbers
+    # (TSV ids) rarely does, and is left alone.
+    counting = sum(1 for a, b in itertools.pairwise(numbers) if b == a + 1)
+    if sample and len(numbers) >= 0.8 * len(sample) and counting >= 0.8 * (len(numbers) - 1):
         return "\n".join(_NUMBERED_LINE_RE.sub("", ln, count=1) for ln in lines)
     return text
 
