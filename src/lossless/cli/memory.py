@@ -1,0 +1,236 @@
+"""Commands for durable memory, recall and handoff: remember, memories, forget,
+revive, search, checkpoint, resume."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.engine import handoff, recall
+from lossless.engine.memory import remember as remember_memory
+from lossless.errors import InputError
+
+
+def _project(project: str | None) -> str:
+    # Imported sessions are filed under their working directory, so the
+    # current directory names the same project by default.
+    return project if project is not None else os.getcwd()
+
+
+project_option = click.option(
+    "--project",
+    default=None,
+    help="Project the memory belongs to (default: the current directory, as imports use).",
+)
+
+
+@cli.command("remember")
+@click.argument("text")
+@click.option("--tag", "-t", "tags", multiple=True, help="A label; repeat for several.")
+@project_option
+@json_option
+@click.pass_context
+def remember_cmd(
+    ctx: click.Context, text: str, tags: tuple[str, ...], project: str | None, as_json: bool
+) -> None:
+    """Keep TEXT as a durable memory of the project (a decision, fix or convention).
+
+    Memories come back in `lcm search` and, through the prompt hook, in later
+    sessions when they are relevant. Saying the same thing again (ignoring case
+    and punctuation) does not duplicate it: the existing memory is returned and
+    gets the new tags.
+
+    \b
+    Examples:
+      lcm remember "Use uv, not pip, for every install" --tag tooling
+      lcm remember "Never run migrations on Friday" --project /srv/app
+    """
+    engine = state_of(ctx).engine()
+    write = remember_memory(engine.store, text, project=_project(project), tags=tags)
+    if as_json:
+        emit_json({"created": write.created, "memory": write.memory})
+        return
+    m = write.memory
+    if write.created:
+        click.echo(f"Remembered {m.id}.")
+    elif m.archived:
+        click.echo(f"Already remembered as {m.id}, which is forgotten: `lcm revive {m.id}`.")
+    else:
+        click.echo(f"Already remembered as {m.id} (tags: {', '.join(m.tags) or 'none'}).")
+
+
+@cli.command("memories")
+@click.option("--all", "show_all", is_flag=True, help="Include forgotten (archived) memories.")
+@click.option("--every-project", is_flag=True, help="List memories of all projects.")
+@project_option
+@json_option
+@click.pass_context
+def memories_cmd(
+    ctx: click.Context, show_all: bool, every_project: bool, project: str | None, as_json: bool
+) -> None:
+    """List the memories of the project (oldest first).
+
+    `used` counts how often an agent relied on a memory, `shown` how often it
+    was surfaced; memories shown often and never used fade from recall.
+    """
+    engine = state_of(ctx).engine()
+    found = engine.store.memory.list(
+        project=None if every_project else _project(project), include_archived=show_all
+    )
+    if as_json:
+        emit_json({"memories": found})
+        return
+    if not found:
+        click.echo("No memories yet. Add one with `lcm remember TEXT`.")
+        return
+    print_table(
+        ["id", "confidence", "used", "shown", "tags", "text"] + (["archived"] if show_all else []),
+        [
+            [m.id, f"{m.confidence:.2f}", m.used_count, m.surfaced_count, ",".join(m.tags), m.text]
+            + (["yes" if m.archived else ""] if show_all else [])
+            for m in found
+        ],
+        max_width=70,
+    )
+
+
+@cli.command("forget")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+def forget_cmd(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Archive a memory: it stops appearing in listings, search and recall.
+
+    Nothing is deleted; `lcm revive MEMORY_ID` brings it back, and
+    `lcm memories --all` shows archived ones.
+    """
+    memory = state_of(ctx).engine().store.memory.archive(memory_id)
+    if as_json:
+        emit_json({"memory": memory})
+    else:
+        click.echo(f"Forgot {memory.id} (undo with `lcm revive {memory.id}`).")
+
+
+@cli.command("revive")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+def revive_cmd(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Bring back a memory archived with `lcm forget`.
+
+    It appears again in `lcm memories`, `lcm search` and prompt recall, with
+    its usage counts intact. `lcm memories --all` lists archived ids.
+    """
+    memory = state_of(ctx).engine().store.memory.revive(memory_id)
+    if as_json:
+        emit_json({"memory": memory})
+    else:
+        click.echo(f"Revived {memory.id}.")
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0))
+@click.option("--all-projects", is_flag=True, help="Search every project, not just this one.")
+@project_option
+@json_option
+@click.pass_context
+def search_cmd(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    all_projects: bool,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Search memories and history (messages, summaries) ranked together, best first.
+
+    Any word of QUERY may match; results holding more of its words rank
+    higher, and a memory outranks a message that matches as well. Follow a
+    message or summary id with `lcm describe` / `lcm expand`.
+
+    \b
+    Examples:
+      lcm search "flaky import test"
+      lcm search "database migration" --all-projects --json
+    """
+    engine = state_of(ctx).engine()
+    scope = None if all_projects else _project(project)
+    hits = recall.search_all(engine.store, query, project=scope, limit=limit)
+    if as_json:
+        emit_json({"query": query, "project": scope, "hits": hits})
+        return
+    if not hits:
+        where = "any project" if scope is None else scope
+        click.echo(f"Nothing matches {query!r} in {where} (try --all-projects).")
+        return
+    print_table(
+        ["kind", "id", "score", "when", "text"],
+        [[h.kind, h.id, f"{h.score:.2f}", (h.created_at or "")[:16], h.text] for h in hits],
+        max_width=90,
+    )
+
+
+dir_option = click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Workspace folder holding .lcm-checkpoint.md (default: the current directory).",
+)
+
+
+@cli.command("checkpoint")
+@click.argument("conversation", required=False)
+@dir_option
+@json_option
+@click.pass_context
+def checkpoint_cmd(
+    ctx: click.Context, conversation: str | None, directory: Path | None, as_json: bool
+) -> None:
+    """Write .lcm-checkpoint.md: goal, decisions, open threads, files, summaries to expand.
+
+    CONVERSATION is an id or session id (default: the newest conversation of
+    the project in the current directory). The file is plain markdown: edit
+    it freely, then continue elsewhere with `lcm resume`.
+    """
+    engine = state_of(ctx).engine()
+    folder = directory if directory is not None else Path.cwd()
+    if conversation is not None:
+        conversation_id = engine.resolve_conversation(conversation).id
+    else:
+        here = engine.store.conversations.list(project=str(Path.cwd()))
+        if not here:
+            raise InputError(
+                f"no conversation for project {Path.cwd()}; pass one "
+                "(`lcm conversations` lists them)"
+            )
+        conversation_id = here[-1].id
+    path = handoff.write_checkpoint(engine.store, conversation_id, folder)
+    if as_json:
+        emit_json({"path": str(path), "checkpoint": handoff.read_checkpoint(folder)[1]})
+    else:
+        click.echo(f"Wrote {path} (conversation {conversation_id}).")
+
+
+@cli.command("resume")
+@dir_option
+@json_option
+@click.pass_context
+def resume_cmd(ctx: click.Context, directory: Path | None, as_json: bool) -> None:
+    """Rebuild working state from .lcm-checkpoint.md and the store, as markdown.
+
+    Shows the goal, decisions, open threads, files touched, the summaries to
+    expand (and which are missing on this machine), messages added since the
+    checkpoint and the project's memories. Paste it into a new session, or
+    let the session-start hook do it.
+    """
+    engine = state_of(ctx).engine()
+    state = handoff.resume(engine.store, directory if directory is not None else Path.cwd())
+    if as_json:
+        emit_json(state)
+    else:
+        click.echo(handoff.render_resume(state))
