@@ -31,7 +31,7 @@ def claude_user(n: int, content: Any, **extra: Any) -> dict[str, Any]:
     }
 
 
-def claude_assistant(n: int, msg_id: str, blocks: Any, **extra: Any) -> dict[str, Any]:
+def claude_assistant(n: int, msg_id: Any, blocks: Any, **extra: Any) -> dict[str, Any]:
     return {
         "type": "assistant",
         "uuid": f"a-{n}",
