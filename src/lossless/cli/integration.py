@@ -113,3 +113,36 @@ def worker(ctx: click.Context, once: bool, idle_s: float, poll_s: float, as_json
     failed = [j for j in report.jobs if j.error]
     if failed:
         ctx.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--project",
+    default=None,
+    help="Project the tools see by default (default: the current directory, which is "
+    "what the client starts the server in).",
+)
+@click.option("--all-projects", is_flag=True, help="Let the tools see every project by default.")
+@click.pass_context
+def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
+    """Serve lossless to an agent over MCP (stdio): grep, search, describe, expand.
+
+    `lcm install` registers this with Claude Code or Codex; you do not run it
+    by hand. Tools: lcm_grep, lcm_search, lcm_describe, lcm_expand,
+    lcm_expand_query, lcm_status. They see the current project's sessions
+    unless asked for all projects. Needs the MCP SDK:
+
+    \b
+      pip install 'lossless-context[mcp]'
+    """
+    from lossless.errors import ConfigError
+
+    try:
+        from lossless import mcp_server
+    except ImportError as exc:
+        raise ConfigError(
+            f"the MCP server needs the 'mcp' package ({exc}); "
+            "install it with: pip install 'lossless-context[mcp]'"
+        ) from None
+    scope = None if all_projects else (project or mcp_server.default_project())
+    mcp_server.serve_stdio(state_of(ctx).config(), project=scope)
