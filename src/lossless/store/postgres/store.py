@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+import psycopg_pool
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -219,6 +220,9 @@ class PostgresStore:
             check=ConnectionPool.check_connection,
             name=f"lossless {self.target.where}",
             timeout=connect_timeout_s,
+            # Give up a failing reconnection early; the next request starts a
+            # fresh attempt instead of waiting out a long backoff.
+            reconnect_timeout=max(connect_timeout_s, 1.0),
             num_workers=1,
         )
         try:
@@ -229,15 +233,19 @@ class PostgresStore:
 
     # -- lifecycle -------------------------------------------------------
 
-    @contextmanager
-    def connect(self) -> Iterator[Conn]:
-        """A fresh connection outside the pool (migrations, administration)."""
+    def _open_direct(self) -> Conn:
         try:
             conn: Conn = psycopg.Connection.connect(
                 self._conninfo, autocommit=True, row_factory=dict_row
             )
         except psycopg.Error as exc:
             raise describe_connect_error(exc, self.target) from None
+        return conn
+
+    @contextmanager
+    def connect(self) -> Iterator[Conn]:
+        """A fresh connection outside the pool (migrations, administration)."""
+        conn = self._open_direct()
         try:
             yield conn
         finally:
@@ -278,7 +286,7 @@ class PostgresStore:
             )
         with (
             translated(self.target, in_transaction=True),
-            self._pool.connection() as conn,
+            self._borrow() as conn,
             conn.transaction(),
         ):
             self._local.conn = conn
@@ -296,8 +304,31 @@ class PostgresStore:
             with translated(self.target, in_transaction=True):
                 yield current
             return
-        with translated(self.target, in_transaction=False), self._pool.connection() as conn:
+        with translated(self.target, in_transaction=False), self._borrow() as conn:
             yield conn
+
+    @contextmanager
+    def _borrow(self) -> Iterator[Conn]:
+        """A pooled connection or, if the pool has none to give in time, a direct one.
+
+        After an outage the pool waits out its reconnection backoff before it
+        tries again; a direct attempt tells at once whether the server is back
+        (and if not, fails with the server's host and port). The direct
+        connection serves this one call and is closed.
+        """
+        try:
+            conn = self._pool.getconn()
+        except psycopg_pool.PoolTimeout:
+            direct = self._open_direct()
+            try:
+                yield direct
+            finally:
+                direct.close()
+            return
+        try:
+            yield conn
+        finally:
+            self._pool.putconn(conn)
 
     @contextmanager
     def _atomic(self) -> Iterator[Conn]:
@@ -310,7 +341,7 @@ class PostgresStore:
             return
         with (
             translated(self.target, in_transaction=True),
-            self._pool.connection() as conn,
+            self._borrow() as conn,
             conn.transaction(),
         ):
             yield conn

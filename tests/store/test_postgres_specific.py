@@ -1,0 +1,533 @@
+"""PostgreSQL-only behaviour on a real server: the migration ledger and its lock,
+connection faults, timeouts, concurrency, and search parity with SQLite."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.store.conformance import msg
+from tests.store.postgres_server import PASSWORD, EmbeddedPostgres
+
+from lossless.config import load_config
+from lossless.errors import ConfigError, MigrationError, StoreError
+from lossless.models import NewSummary
+from lossless.store import open_store
+from lossless.store.contract import GrepQuery, Store
+from lossless.store.sqlite import SQLiteStore
+
+psycopg = pytest.importorskip("psycopg")
+
+from lossless.store.postgres import PostgresStore  # noqa: E402
+from lossless.store.postgres.migrate import (  # noqa: E402
+    applied_migrations,
+    available_migrations,
+    migrate_schema,
+)
+
+
+def admin(url: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+
+@pytest.fixture
+def store(pg_url: str) -> Iterator[PostgresStore]:
+    s = PostgresStore(pg_url)
+    yield s
+    s.close()
+
+
+def conv(store: Store, session: str = "s1") -> int:
+    return store.conversations.get_or_create(project="p", session_id=session, client="generic").id
+
+
+# -- migrations -----------------------------------------------------------
+
+
+def test_migrations_are_recorded_with_checksums(pg_url: str) -> None:
+    PostgresStore(pg_url).close()
+    rows = admin(pg_url, "SELECT version, name, checksum FROM lcm.schema_migrations")
+    assert [(r[0], r[1]) for r in rows] == [(1, "initial")]
+    assert rows[0][2] == available_migrations()[0].checksum
+    # Reopening applies nothing and accepts the recorded history.
+    with PostgresStore(pg_url) as again:
+        assert [m.version for m in again.migrations()] == [1]
+        assert again.info()["migrations"] == ["0001_initial"]
+
+
+def test_changed_applied_migration_is_refused(pg_url: str) -> None:
+    PostgresStore(pg_url).close()
+    admin(pg_url, "UPDATE lcm.schema_migrations SET checksum = 'deadbeef' || substr(checksum, 9)")
+    with pytest.raises(MigrationError, match="changed after it was applied"):
+        PostgresStore(pg_url)
+
+
+def test_newer_database_is_refused(pg_url: str) -> None:
+    PostgresStore(pg_url).close()
+    admin(pg_url, "INSERT INTO lcm.schema_migrations VALUES (2, 'from_the_future', 'x', now())")
+    with pytest.raises(MigrationError, match="newer lossless"):
+        PostgresStore(pg_url)
+
+
+def test_missing_or_reordered_history_is_refused(pg_url: str) -> None:
+    PostgresStore(pg_url).close()
+    admin(pg_url, "UPDATE lcm.schema_migrations SET version = 2")
+    with pytest.raises(MigrationError, match="gap or is out of order"):
+        PostgresStore(pg_url)
+
+
+def test_unmigrated_database_is_refused_without_migrate(pg_url: str) -> None:
+    with pytest.raises(MigrationError, match="lcm postgres migrate"):
+        PostgresStore(pg_url, migrate=False)
+    PostgresStore(pg_url).close()
+    PostgresStore(pg_url, migrate=False).close()
+
+
+def test_failed_migration_applies_nothing(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lossless.store import migrations
+    from lossless.store.postgres import migrate as runner
+
+    PostgresStore(pg_url).close()
+    broken = [
+        *available_migrations(),
+        migrations.Migration(
+            2, "broken", "CREATE TABLE lcm.half_done (x int);\nSELECT no_such_function();\n"
+        ),
+    ]
+    monkeypatch.setattr(runner, "available_migrations", lambda: broken)
+    with (
+        psycopg.connect(pg_url, autocommit=True, row_factory=psycopg.rows.dict_row) as conn,
+        pytest.raises(MigrationError, match="0002_broken failed and nothing was applied"),
+    ):
+        migrate_schema(conn, where="test")
+    assert admin(pg_url, "SELECT to_regclass('lcm.half_done')") == [(None,)]
+    assert [r[0] for r in admin(pg_url, "SELECT version FROM lcm.schema_migrations")] == [1]
+
+
+def test_concurrent_migrations_converge(pg_url: str) -> None:
+    runners = 4
+    barrier = threading.Barrier(runners)
+    applied: list[int] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with psycopg.connect(
+                pg_url, autocommit=True, row_factory=psycopg.rows.dict_row
+            ) as conn:
+                barrier.wait()
+                applied.append(len(migrate_schema(conn, where="test").applied))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(runners)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert sorted(applied) == [0] * (runners - 1) + [1]
+    with psycopg.connect(pg_url, autocommit=True, row_factory=psycopg.rows.dict_row) as conn:
+        assert [m.version for m in applied_migrations(conn)] == [1]
+
+
+# -- configuration and connection errors ----------------------------------
+
+
+def test_open_store_selects_postgres_and_never_falls_back(pg_url: str, tmp_path: Path) -> None:
+    config = load_config(
+        tmp_path, env={"LCM_STORAGE_BACKEND": "postgresql", "LCM_POSTGRES_URL": pg_url}
+    )
+    store = open_store(config)
+    try:
+        assert store.backend == "postgresql"
+        assert store.capabilities.distributed_coordination
+    finally:
+        store.close()
+    with pytest.raises(ConfigError, match="LCM_POSTGRES_URL"):
+        open_store(load_config(tmp_path, env={"LCM_STORAGE_BACKEND": "postgresql"}))
+    assert not (tmp_path / "lcm.db").exists()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_unreachable_server_names_host_and_port_not_password() -> None:
+    port = _closed_port()
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(f"postgresql://lcm:hunter2secret@127.0.0.1:{port}/lcm")
+    text = str(caught.value)
+    assert f"127.0.0.1:{port}" in text
+    assert "hunter2secret" not in text and "never falls back" in text
+
+
+def test_wrong_password_is_a_clear_error(pg_server: EmbeddedPostgres) -> None:
+    url = pg_server.url(password="not-the-password")
+    with pytest.raises(StoreError, match="authentication failed for user 'postgres'") as caught:
+        PostgresStore(url)
+    assert "not-the-password" not in str(caught.value)
+    assert PASSWORD not in str(caught.value)
+
+
+def test_invalid_url_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="not a valid PostgreSQL URL"):
+        PostgresStore("postgresql://u:pw@host:notaport/db?bogus_option=1")
+
+
+# -- faults mid-transaction -----------------------------------------------
+
+
+def _backend_pids(url: str, state: str) -> list[int]:
+    rows = admin(
+        url,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'lossless' AND state = %s",
+        [state],
+    )
+    return [r[0] for r in rows]
+
+
+def test_statement_timeout_rolls_back_and_store_recovers(pg_url: str) -> None:
+    PostgresStore(pg_url).close()
+    store = PostgresStore(pg_url, statement_timeout_ms=300)
+    try:
+        cid = conv(store)
+        store.messages.append(cid, [msg("committed", "k0")])
+        with psycopg.connect(pg_url) as blocker:
+            # Another session holds the conversation's row lock, so the
+            # append below waits until statement_timeout cancels it.
+            blocker.execute("SELECT id FROM lcm.conversations WHERE id = %s FOR UPDATE", [cid])
+            started = time.monotonic()
+            with (
+                pytest.raises(StoreError, match="statement_timeout") as caught,
+                store.transaction() as tx,
+            ):
+                tx.quarantine.add(source_path="/x", line_no=1, byte_offset=0, error="e", raw=b"r")
+                tx.messages.append(cid, [msg("never", "k1")])
+            assert time.monotonic() - started < 10
+            assert "rolled back" in str(caught.value)
+            blocker.rollback()
+        assert [m.content for m in store.messages.list(cid)] == ["committed"]
+        assert store.quarantine.count() == 0
+        store.messages.append(cid, [msg("after", "k2")])
+        assert store.messages.count(cid) == 2
+    finally:
+        store.close()
+
+
+def test_connection_killed_mid_transaction(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    try:
+        cid = conv(store)
+        store.messages.append(cid, [msg("committed", "k0")])
+        with (
+            pytest.raises(StoreError, match=r"connection to PostgreSQL at .* was lost") as caught,
+            store.transaction() as tx,
+        ):
+            tx.messages.append(cid, [msg("in flight", "k1")])
+            (pid,) = _backend_pids(pg_url, "idle in transaction")
+            admin(pg_url, "SELECT pg_terminate_backend(%s)", [pid])
+            tx.messages.append(cid, [msg("in flight too", "k2")])
+        assert "nothing in it was committed" in str(caught.value)
+        # The pool notices the dead connection and the next call just works.
+        assert [m.content for m in store.messages.list(cid)] == ["committed"]
+        store.messages.append(cid, [msg("after", "k3")])
+        assert [m.seq for m in store.messages.list(cid)] == [0, 1]
+    finally:
+        store.close()
+
+
+def test_server_restart_mid_transaction(pg_server: EmbeddedPostgres, pg_url: str) -> None:
+    store = PostgresStore(pg_url, connect_timeout_s=3)
+    try:
+        cid = conv(store)
+        store.messages.append(cid, [msg("committed", "k0")])
+        with pytest.raises(StoreError, match="was lost"), store.transaction() as tx:
+            tx.messages.append(cid, [msg("in flight", "k1")])
+            pg_server.restart()
+            tx.messages.append(cid, [msg("in flight too", "k2")])
+        pg_server.wait_ready()
+        assert [m.content for m in store.messages.list(cid)] == ["committed"]
+        store.messages.append(cid, [msg("after", "k3")])
+        assert store.messages.count(cid) == 2
+    finally:
+        store.close()
+
+
+def test_server_down_is_a_clear_error_then_recovers(
+    pg_server: EmbeddedPostgres, pg_url: str
+) -> None:
+    store = PostgresStore(pg_url, connect_timeout_s=1)
+    try:
+        cid = conv(store)
+        pg_server.stop()
+        try:
+            with pytest.raises(StoreError, match=f"127.0.0.1:{pg_server.port}") as caught:
+                store.messages.count(cid)
+            assert PASSWORD not in str(caught.value)
+        finally:
+            pg_server.start()
+            pg_server.wait_ready()
+        assert store.messages.count(cid) == 0
+    finally:
+        store.close()
+
+
+# -- concurrency ------------------------------------------------------------
+
+
+def _in_threads(n: int, work: Callable[[int], Any]) -> list[Any]:
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    return results
+
+
+def test_concurrent_appenders_lose_and_duplicate_nothing(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url) for _ in range(4)]
+    try:
+        cids = _in_threads(4, lambda i: conv(stores[i], "shared"))
+        assert len(set(cids)) == 1
+        cid = cids[0]
+
+        def append(i: int) -> int:
+            added = 0
+            for batch in range(5):
+                # Every writer sends the same shared keys plus its own.
+                batch_msgs = [msg(f"shared {batch}", f"shared-{batch}")]
+                batch_msgs += [msg(f"w{i} b{batch} m{j}", f"w{i}-{batch}-{j}") for j in range(3)]
+                added += len(stores[i].messages.append(cid, batch_msgs).inserted)
+            return added
+
+        added = _in_threads(4, append)
+        messages = stores[0].messages.list(cid)
+        assert sum(added) == len(messages) == 5 + 4 * 5 * 3
+        assert [m.seq for m in messages] == list(range(len(messages)))
+        assert len({m.ingest_key for m in messages}) == len(messages)
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_one_lease_among_contenders_with_growing_fences(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url) for _ in range(4)]
+    try:
+        cid = conv(stores[0])
+        leases = _in_threads(4, lambda i: stores[i].leases.acquire(cid, f"w{i}", 0.5))
+        held = [lease for lease in leases if lease is not None]
+        assert len(held) == 1
+        assert abs(held[0].expires_at - time.time()) < 5
+        time.sleep(0.6)
+        taken = stores[1].leases.acquire(cid, "late", 30)
+        assert taken is not None and taken.fence > held[0].fence
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_lease_check_in_transaction_blocks_takeover_until_commit(pg_url: str) -> None:
+    holder, rival = PostgresStore(pg_url), PostgresStore(pg_url, statement_timeout_ms=300)
+    try:
+        cid = conv(holder)
+        lease = holder.leases.acquire(cid, "holder", 0.2)
+        assert lease is not None
+        with holder.transaction() as tx:
+            tx.leases.check(lease)
+            time.sleep(0.3)  # the lease expires while the fenced write is in flight
+            # The rival cannot take over before this transaction ends.
+            with pytest.raises(StoreError, match="statement_timeout"):
+                rival.leases.acquire(cid, "rival", 30)
+            tx.messages.append(cid, [msg("fenced write", "k")])
+        taken = rival.leases.acquire(cid, "rival", 30)
+        assert taken is not None and taken.fence > lease.fence
+    finally:
+        holder.close()
+        rival.close()
+
+
+def test_threads_share_a_store_with_separate_transactions(store: PostgresStore) -> None:
+    cid = conv(store)
+
+    def work(i: int) -> int:
+        with store.transaction() as tx:
+            tx.messages.append(cid, [msg(f"t{i}", f"k{i}")])
+            time.sleep(0.05)
+        return store.messages.count(cid)
+
+    _in_threads(4, work)
+    assert store.messages.count(cid) == 4
+
+
+# -- search -------------------------------------------------------------------
+
+
+def test_full_text_words_are_split_like_sqlite(store: PostgresStore) -> None:
+    cid = conv(store)
+    store.messages.append(
+        cid,
+        [
+            msg("edited /src/lossless/store/postgres/store.py and docs/README.md", "k1"),
+            msg("Le café était fermé", "k2"),
+            msg("visit https://example.com/path?q=1 or mail me@example.org", "k3"),
+            msg("version 3.11.7 of snake_case_name", "k4"),
+        ],
+    )
+
+    def found(pattern: str) -> list[str]:
+        return [h.snippet for h in store.search.grep(GrepQuery(pattern, scope="messages"))]
+
+    assert found("postgres") == [
+        "edited /src/lossless/store/[postgres]/store.py and docs/README.md"
+    ]
+    assert found("CAFE ferme") == ["Le [café] était [fermé]"]
+    assert len(found("example")) == 1
+    assert len(found("11")) == 1
+    assert len(found("case")) == 1
+    assert found("snake_case") == ["version 3.11.7 of [snake]_[case]_name"]
+
+
+def test_huge_message_is_stored_and_found(store: PostgresStore) -> None:
+    cid = conv(store)
+    words = " ".join(f"w{i}x{i * 7919 % 100_003}" for i in range(200_000))
+    content = words + " needle-at-the-end"
+    (m,) = store.messages.append(cid, [msg(content, "big")]).inserted
+    got = store.messages.get(m.id)
+    assert got is not None and got.content == content
+    hits = store.search.grep(GrepQuery("needle-at-the-end", mode="regex"))
+    assert [h.id for h in hits] == [str(m.id)]
+    assert store.search.grep(GrepQuery("w5x39595", mode="full_text"))
+
+
+def test_search_indexes_exist_and_are_used(store: PostgresStore, pg_url: str) -> None:
+    names = {
+        r[0] for r in admin(pg_url, "SELECT indexname FROM pg_indexes WHERE schemaname = 'lcm'")
+    }
+    assert {
+        "messages_search",
+        "messages_content_trgm",
+        "summaries_search",
+        "summaries_content_trgm",
+    } <= names
+    with psycopg.connect(pg_url, options="-c search_path=lcm,public -c enable_seqscan=off") as c:
+        plan = "\n".join(
+            r[0] for r in c.execute("EXPLAIN SELECT id FROM messages WHERE content LIKE '%abc%'")
+        )
+        assert "messages_content_trgm" in plan
+        plan = "\n".join(
+            r[0]
+            for r in c.execute(
+                "EXPLAIN SELECT id FROM messages WHERE search_document @@ search_word('abc')"
+            )
+        )
+        assert "messages_search" in plan
+
+
+def _seed(store: Store) -> None:
+    a = store.conversations.get_or_create(project="pa", session_id="a", client="generic").id
+    b = store.conversations.get_or_create(project="pb", session_id="b", client="codex").id
+    texts = [
+        "the database migration failed with error 42",
+        "we fixed the migration by adding an index",
+        "Database MIGRATION again, same timestamp",
+        "same timestamp as the one before: migration",
+        "unrelated chatter about lunch",
+        "日本語のテキストを検索する migration",
+        "ERROR: connection refused at /var/run/postgresql",
+        "error error error",
+    ]
+    for i, text in enumerate(texts):
+        at = f"2026-01-0{1 + i // 2}T10:00:00.000Z"  # pairs share a timestamp: ties
+        store.messages.append(a if i % 2 else b, [msg(text, f"k{i}", at=at)])
+    ms = store.messages.list(a)
+    store.summaries.create(
+        NewSummary(a, "leaf", 0, "Leaf: the migration error was fixed", 9, None, None),
+        message_ids=[ms[0].id],
+    )
+    store.summaries.create(
+        NewSummary(
+            a,
+            "leaf",
+            0,
+            "another migration summary",
+            5,
+            "2026-01-01T00:00:00.000Z",
+            "2026-01-03T10:00:00.000Z",
+        ),
+        message_ids=[ms[1].id],
+    )
+
+
+PARITY_QUERIES = [
+    GrepQuery("migr\\w+", mode="regex"),
+    GrepQuery("migration", mode="regex", scope="messages"),
+    GrepQuery("(?i)error", mode="regex"),
+    GrepQuery("error", mode="regex", limit=2),
+    GrepQuery("timestamp", mode="regex"),
+    GrepQuery("テキスト", mode="regex"),
+    GrepQuery("igrat", mode="regex", project="pa"),
+    GrepQuery("migration", mode="regex", since="2026-01-02T00:00:00.000Z"),
+    GrepQuery("migration", mode="regex", scope="summaries"),
+    GrepQuery("/var/run", mode="regex", session_id="a"),
+]
+
+
+def test_regex_results_match_sqlite_exactly(store: PostgresStore, tmp_path: Path) -> None:
+    lite = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        _seed(lite)
+        _seed(store)
+        for query in PARITY_QUERIES:
+            ours = [(h.kind, h.snippet, h.created_at, h.seq) for h in store.search.grep(query)]
+            theirs = [(h.kind, h.snippet, h.created_at, h.seq) for h in lite.search.grep(query)]
+            assert ours == theirs, query
+    finally:
+        lite.close()
+
+
+def test_full_text_results_match_sqlite(store: PostgresStore, tmp_path: Path) -> None:
+    lite = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        _seed(lite)
+        _seed(store)
+        for pattern in ["migration", "database migration", "error", "lunch", "postgresql"]:
+            query = GrepQuery(pattern)
+            ours = store.search.grep(query)
+            theirs = lite.search.grep(query)
+            assert {(h.kind, h.created_at, h.seq) for h in ours} == {
+                (h.kind, h.created_at, h.seq) for h in theirs
+            }, pattern
+            # Best first, then newest first, then id descending among equals.
+            keys = [(h.rank, _desc(h.created_at)) for h in ours]
+            assert keys == sorted(keys), pattern
+    finally:
+        lite.close()
+
+
+def _desc(text: str | None) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in text or "")
