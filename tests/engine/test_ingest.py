@@ -256,3 +256,20 @@ def test_engine_ingest_api(engine: Engine) -> None:
     with pytest.raises(InputError):
         chat.ingest([{"role": "user", "content": "bad \x00 nul"}])
     assert engine.store.messages.count(chat.id) == 2
+
+
+def test_lone_surrogate_is_quarantined_not_crashing(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        _good(0)
+        + "\n"
+        + '{"role": "user", "content": "half a pair \\ud800 here"}\n'
+        + _good(1)
+        + "\n",
+        "utf-8",
+    )
+    result = engine.import_file(path, kind="generic", final=True)
+    assert result.messages_added == 2
+    assert len(result.problems) == 1 and "surrogate" in result.problems[0]
+    assert f"{path}:2" in result.problems[0]
+    assert engine.store.quarantine.count() == 1

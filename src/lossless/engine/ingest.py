@@ -84,25 +84,43 @@ def _anchor_hash(path: Path, offset: int) -> str | None:
         return hashlib.sha256(fh.read(offset - start)).hexdigest()
 
 
-def _nul_problem(message: NewMessage) -> str | None:
-    def has_nul(value: object) -> bool:
-        if isinstance(value, str):
-            return "\x00" in value
-        if isinstance(value, dict):
-            return any(has_nul(k) or has_nul(v) for k, v in value.items())
-        if isinstance(value, list | tuple):
-            return any(has_nul(v) for v in value)
-        return False
-
-    if has_nul(message.content) or any(
-        has_nul(p.text) or has_nul(p.metadata) or has_nul(p.tool_name) or has_nul(p.tool_call_id)
-        for p in message.parts
-    ):
-        return (
-            "message text contains U+0000 (NUL), which lossless does not store; "
-            "the line is kept verbatim in quarantine"
-        )
+def _unstorable(text: str) -> str | None:
+    if "\x00" in text:
+        return "U+0000 (NUL)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a lone UTF-16 surrogate (invalid Unicode)"
     return None
+
+
+def _text_problem(message: NewMessage) -> str | None:
+    """Why a message cannot be stored as given (it is quarantined instead), or None."""
+
+    def find(value: object) -> str | None:
+        if isinstance(value, str):
+            return _unstorable(value)
+        if isinstance(value, dict):
+            for k, v in value.items():
+                found = find(k) or find(v)
+                if found:
+                    return found
+        if isinstance(value, list | tuple):
+            for v in value:
+                found = find(v)
+                if found:
+                    return found
+        return None
+
+    found = find(message.content) or find(message.metadata)
+    for part in message.parts:
+        found = found or find([part.text, part.tool_name, part.tool_call_id, part.metadata])
+    if found is None:
+        return None
+    return (
+        f"message text contains {found}, which lossless does not store; "
+        "the line is kept verbatim in quarantine"
+    )
 
 
 class Importer:
@@ -282,7 +300,7 @@ class Importer:
             message = dataclasses.replace(message, created_at=normalize_ts(message.created_at))
             for step in self.prepare:
                 message = step(conversation, message)
-            problem = _nul_problem(message)
+            problem = _text_problem(message)
             if problem is not None:
                 self._quarantine_message(message, problem, result)
                 continue
@@ -337,7 +355,7 @@ def ingest_messages(
 ) -> list[int]:
     """Append API-supplied messages (no transcript file) and their context items."""
     for message in messages:
-        problem = _nul_problem(message)
+        problem = _text_problem(message)
         if problem is not None:
             raise InputError(problem)
     appended = repos.messages.append(conversation.id, messages)

@@ -74,11 +74,14 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def _check_text(value: str | None, what: str) -> None:
-    if value is not None and "\x00" in value:
-        raise InputError(
-            f"{what} contains U+0000 (NUL), which lossless does not store; "
-            "the source line is kept in quarantine instead"
-        )
+    if value is None:
+        return
+    if "\x00" in value:
+        raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode)") from None
 
 
 def _dumps(value: JSON | None) -> str | None:
