@@ -1,0 +1,442 @@
+"""The MCP server through the SDK's real client: in memory, and over stdio against `lcm mcp`."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from lossless.config import load_config  # noqa: E402
+from lossless.engine.engine import Engine  # noqa: E402
+from lossless.mcp_server import LcmTools, build_server, open_tools  # noqa: E402
+from lossless.worker import Worker  # noqa: E402
+
+CLAUDE = "claude-code/spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+CODEX = "codex/codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+SMALL = {
+    "leaf_chunk_tokens": 1500,
+    "leaf_target_tokens": 300,
+    "fresh_tail_count": 6,
+    "leaf_min_fanout": 3,
+}
+TOOLS = {"lcm_grep", "lcm_search", "lcm_describe", "lcm_expand", "lcm_expand_query", "lcm_status"}
+
+
+# --------------------------------------------------------------------------- store
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One store: a compacted Claude Code session and a Codex rollout (another project)."""
+    data = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not data.is_dir():
+        pytest.skip(f"real transcripts not found at {data}")
+    home = tmp_path_factory.mktemp("mcp-home")
+    config = load_config(home, env={}, overrides=SMALL)
+    with Engine.open(config=config) as engine:
+        claude = engine.import_file(data / CLAUDE, "claude-code", final=True)
+        codex = engine.import_file(data / CODEX, "codex", final=True)
+        for result in (claude, codex):
+            assert result.ok and result.messages_added > 0
+        assert claude.conversation_id is not None
+        engine.store.conversations.update_metadata(
+            claude.conversation_id,
+            {"lcm_compaction_requested_at": 1.0, "lcm_compaction_mode": "sweep"},
+        )
+        report = Worker(engine).run(once=True)
+        assert report.jobs and not report.jobs[0].error
+        claude_conv = engine.store.conversations.get(claude.conversation_id)
+        codex_conv = engine.store.conversations.get(codex.conversation_id or 0)
+        assert claude_conv is not None and codex_conv is not None
+        assert claude_conv.project != codex_conv.project
+        summaries = engine.store.summaries.list(claude_conv.id)
+        assert len(summaries) >= 3
+    yield {
+        "home": home,
+        "config": config,
+        "project": claude_conv.project,
+        "codex_project": codex_conv.project,
+        "session": claude_conv.session_id,
+        "summaries": [s.id for s in summaries],
+    }
+
+
+def answer_script(tmp_path: Path, *, sleep_s: float = 0.0) -> str:
+    """A stand-in LLM CLI: reads the prompt, cites the first evidence id it saw."""
+    script = tmp_path / "answer.py"
+    script.write_text(
+        "import json, os, re, sys, time\n"
+        "prompt = sys.stdin.read()\n"
+        f"time.sleep({sleep_s})\n"
+        'ids = re.findall(r\'<evidence id="([^"]+)"\', prompt)\n'
+        "print(json.dumps({'answer': 'marker=' + os.environ.get('LCM_IN_SUMMARIZER', '') +"
+        " ' evidence=' + str(len(ids)), 'cited_ids': ids[:2] + ['sum_notreal']}))\n"
+    )
+    return f"{sys.executable} {script}"
+
+
+def tools_for(history: dict[str, Any], **overrides: Any) -> LcmTools:
+    config = load_config(history["home"], env={}, overrides={**SMALL, **overrides})
+    return open_tools(config, project=history["project"])
+
+
+@asynccontextmanager
+async def memory_client(tools: LcmTools) -> AsyncIterator[Any]:
+    try:
+        async with mcp.Client(build_server(tools)) as client:
+            yield client
+    finally:
+        tools.engine.close()
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not is_error(result), text_of(result)
+    data = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    if data is None:
+        data = json.loads(text_of(result))
+    assert isinstance(data, dict)
+    return data
+
+
+def is_error(result: Any) -> bool:
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+# --------------------------------------------------------------------------- in memory
+
+
+def test_tools_are_listed_with_documented_parameters(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            listed = await client.list_tools()
+            assert {t.name for t in listed.tools} == TOOLS
+            for tool in listed.tools:
+                assert tool.description and len(tool.description) > 40, tool.name
+                schema = getattr(tool, "input_schema", None) or tool.inputSchema
+                for name, prop in schema["properties"].items():
+                    assert prop.get("description"), (tool.name, name)
+
+    anyio.run(main)
+
+
+def test_grep_is_scoped_to_the_project_and_pages(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            first = structured(
+                await client.call_tool("lcm_grep", {"pattern": "Registry", "limit": 3})
+            )
+            assert len(first["hits"]) == 3 and first["next_offset"] == 3
+            assert {h["project"] for h in first["hits"]} == {history["project"]}
+            second = structured(
+                await client.call_tool("lcm_grep", {"pattern": "Registry", "limit": 3, "offset": 3})
+            )
+            both = structured(
+                await client.call_tool("lcm_grep", {"pattern": "Registry", "limit": 6})
+            )
+            assert [h["id"] for h in first["hits"] + second["hits"]] == [
+                h["id"] for h in both["hits"]
+            ]
+
+            # The Codex rollout lives in another project: invisible unless asked for.
+            codex_word = "rollout|codex|apply_patch"
+            scoped = structured(
+                await client.call_tool(
+                    "lcm_grep", {"pattern": codex_word, "session_id": None, "limit": 50}
+                )
+            )
+            assert all(h["project"] == history["project"] for h in scoped["hits"])
+            everywhere = structured(
+                await client.call_tool(
+                    "lcm_grep", {"pattern": codex_word, "all_projects": True, "limit": 50}
+                )
+            )
+            assert history["codex_project"] in {h["project"] for h in everywhere["hits"]}
+
+            bad = await client.call_tool("lcm_grep", {"pattern": "(unclosed"})
+            assert is_error(bad)
+            too_many = await client.call_tool("lcm_grep", {"pattern": "x", "limit": 10_000})
+            assert is_error(too_many)
+
+    anyio.run(main)
+
+
+def test_search_ranks_and_points_at_summaries(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            found = structured(
+                await client.call_tool(
+                    "lcm_search", {"query": "ActiveSessionRegistry GenServer", "limit": 5}
+                )
+            )
+            assert found["mode"] == "full_text" and found["hits"]
+            assert all(len(h["snippet"]) <= 400 for h in found["hits"])
+            covered = [h["covering_summary_id"] for h in found["hits"] if h["covering_summary_id"]]
+            assert covered and set(covered) <= set(history["summaries"])
+            none = structured(
+                await client.call_tool(
+                    "lcm_search", {"query": "zebra", "session_id": "no-such-session"}
+                )
+            )
+            assert none["hits"] == []
+
+    anyio.run(main)
+
+
+def test_describe_pages_content_and_expand_caps_tokens(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            hit = structured(await client.call_tool("lcm_grep", {"pattern": "defmodule"}))["hits"][
+                0
+            ]
+            full = structured(
+                await client.call_tool("lcm_describe", {"id": hit["id"], "max_tokens": 20_000})
+            )
+            assert not full["truncated"]
+            assert full["kind"] == "message" and full["session_id"] == history["session"]
+            assert full["content_chars"] > 200
+            page = structured(
+                await client.call_tool("lcm_describe", {"id": hit["id"], "max_tokens": 50})
+            )
+            assert page["truncated"] and page["next_offset"] == 200
+            rest = structured(
+                await client.call_tool(
+                    "lcm_describe", {"id": hit["id"], "max_tokens": 20_000, "offset": 200}
+                )
+            )
+            assert page["content"] + rest["content"] == full["content"]
+
+            summary_id = history["summaries"][0]
+            summary = structured(await client.call_tool("lcm_describe", {"id": summary_id}))
+            assert summary["kind"] == "summary" and summary["source_message_count"] > 0
+
+            expanded = structured(
+                await client.call_tool("lcm_expand", {"summary_id": summary_id, "max_tokens": 50})
+            )
+            assert expanded["truncated"] and "hint" in expanded
+            assert expanded["token_count"] <= 50
+            wide = structured(
+                await client.call_tool(
+                    "lcm_expand", {"summary_id": summary_id, "max_tokens": 20_000}
+                )
+            )
+            assert len(wide["nodes"]) >= len(expanded["nodes"])
+            assert all(n["id"] for n in wide["nodes"])
+
+            missing = await client.call_tool("lcm_describe", {"id": "sum_0000000000000000"})
+            assert is_error(missing) and "no summary" in text_of(missing)
+            nonsense = await client.call_tool("lcm_expand", {"summary_id": "nope"})
+            assert is_error(nonsense)
+
+    anyio.run(main)
+
+
+def test_expand_query_offline_returns_ranked_evidence(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            result = structured(
+                await client.call_tool(
+                    "lcm_expand_query",
+                    {
+                        "question": "How was the ActiveSessionRegistry wired into the hooks?",
+                        "max_tokens": 1500,
+                    },
+                )
+            )
+            assert result["mode"] == "evidence" and result["answer"] is None
+            assert result["evidence"] and result["evidence_tokens"] <= 1500
+            assert result["cited_ids"] == [e["id"] for e in result["evidence"]]
+            assert any(e["kind"] == "summary" for e in result["evidence"])
+            assert "ActiveSessionRegistry" in " ".join(e["text"] for e in result["evidence"])
+
+            nothing = structured(
+                await client.call_tool("lcm_expand_query", {"question": "xylophone quasar"})
+            )
+            assert nothing["evidence"] == [] and nothing["note"]
+
+    anyio.run(main)
+
+
+def test_expand_query_with_a_sub_agent(history: dict[str, Any], tmp_path: Path) -> None:
+    tools = tools_for(
+        history, summarizer_provider="command", summarizer_command=answer_script(tmp_path)
+    )
+    assert tools.answerer is not None
+
+    async def main() -> None:
+        async with memory_client(tools) as client:
+            result = structured(
+                await client.call_tool(
+                    "lcm_expand_query",
+                    {"question": "What does notify-session-end.sh do?", "max_tokens": 1000},
+                )
+            )
+            assert result["mode"] == "answer"
+            # The sub-agent ran under the delegation marker and saw the evidence.
+            assert result["answer"].startswith("marker=1 evidence=")
+            assert result["cited_ids"] and set(result["cited_ids"]) <= set(result["evidence_ids"])
+            assert "sum_notreal" not in result["cited_ids"]
+            assert isinstance(result["truncated"], bool)
+
+    anyio.run(main)
+
+
+def test_expand_query_one_at_a_time_and_time_budget(
+    history: dict[str, Any], tmp_path: Path
+) -> None:
+    tools = tools_for(
+        history,
+        summarizer_provider="command",
+        summarizer_command=answer_script(tmp_path, sleep_s=3.0),
+    )
+
+    async def main() -> None:
+        async with memory_client(tools) as client:
+            results: list[Any] = []
+
+            async def ask(question: str, budget: float) -> None:
+                results.append(
+                    await client.call_tool(
+                        "lcm_expand_query", {"question": question, "time_budget_s": budget}
+                    )
+                )
+
+            started = time.monotonic()
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask, "ActiveSessionRegistry", 1.5)
+                await anyio.sleep(0.3)
+                group.start_soon(ask, "session end hook", 10.0)
+            elapsed = time.monotonic() - started
+            errors = [r for r in results if is_error(r)]
+            assert len(errors) == 1 and "one at a time" in text_of(errors[0])
+            (ok,) = [structured(r) for r in results if not is_error(r)]
+            # The sub-agent overran its time budget: evidence comes back instead.
+            assert ok["mode"] == "evidence" and "TimeoutError" in ok["subagent_error"]
+            assert elapsed < 3.0
+
+    anyio.run(main)
+
+
+def test_status_counts_the_project(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            scoped = structured(await client.call_tool("lcm_status", {}))
+            everywhere = structured(await client.call_tool("lcm_status", {"all_projects": True}))
+        assert scoped["conversations"] == 1
+        assert scoped["summaries"] == len(history["summaries"])
+        assert scoped["compaction_pending"] == [] and scoped["summarizer"] == "extractive"
+        assert everywhere["conversations"] == 2
+        assert everywhere["messages"] == everywhere["store"]["messages"]
+        assert scoped["messages"] < everywhere["messages"]
+
+    anyio.run(main)
+
+
+# --------------------------------------------------------------------------- stdio
+
+
+def lcm_command() -> tuple[str, list[str]]:
+    script = Path(sys.executable).parent / "lcm"
+    if script.exists():
+        return str(script), []
+    return sys.executable, ["-m", "lossless"]
+
+
+@asynccontextmanager
+async def stdio_session(
+    home: Path, cwd: Path, extra_env: dict[str, str] | None = None, args: list[str] = ()
+) -> AsyncIterator[ClientSession]:
+    command, prefix = lcm_command()
+    params = StdioServerParameters(
+        command=command,
+        args=[*prefix, "mcp", *args],
+        env={"LCM_HOME": str(home), **(extra_env or {})},
+        cwd=str(cwd),
+    )
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def test_stdio_server_scopes_to_its_working_directory(tmp_path: Path, shared_data: Path) -> None:
+    project = tmp_path / "my-app"
+    project.mkdir()
+    home = tmp_path / "home"
+    command, prefix = lcm_command()
+    for file, where in ((CLAUDE, project), (CODEX, tmp_path / "elsewhere")):
+        subprocess.run(
+            [command, *prefix, "--home", str(home), "import", "--complete", "-q"]
+            + ["--project", str(where), str(shared_data / file)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    timings: list[float] = []
+
+    async def main() -> None:
+        async with stdio_session(home, project) as session:
+            listed = await session.list_tools()
+            assert {t.name for t in listed.tools} == TOOLS
+            for _ in range(30):
+                started = time.perf_counter()
+                result = await session.call_tool("lcm_grep", {"pattern": "Registry", "limit": 5})
+                timings.append(time.perf_counter() - started)
+            hits = structured(result)["hits"]
+            assert hits and {h["project"] for h in hits} == {str(project)}
+            status = structured(await session.call_tool("lcm_status", {}))
+            assert status["conversations"] == 1 and status["project"] == str(project)
+            other = structured(await session.call_tool("lcm_status", {"all_projects": True}))
+            assert other["conversations"] == 2
+
+    anyio.run(main)
+    p50 = statistics.median(timings)
+    print(f"lcm_grep over stdio: p50 {p50 * 1000:.1f} ms, max {max(timings) * 1000:.1f} ms")
+    assert p50 < 0.5
+
+
+def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    home = tmp_path / "home"
+    command, prefix = lcm_command()
+    subprocess.run(
+        [command, *prefix, "--home", str(home), "import", "--complete", "-q"]
+        + ["--project", str(tmp_path), str(shared_data / CLAUDE)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+    async def main() -> None:
+        async with stdio_session(home, tmp_path, {"LCM_IN_SUMMARIZER": "1"}) as session:
+            refused = await session.call_tool("lcm_expand_query", {"question": "Registry"})
+            assert is_error(refused) and "sub-agent" in text_of(refused)
+            allowed = await session.call_tool("lcm_search", {"query": "Registry"})
+            assert structured(allowed)["hits"]
+        async with stdio_session(home, tmp_path) as session:
+            fine = structured(await session.call_tool("lcm_expand_query", {"question": "Registry"}))
+            assert fine["mode"] == "evidence" and fine["evidence"]
+
+    anyio.run(main)
