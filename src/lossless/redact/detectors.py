@@ -1,0 +1,722 @@
+"""Built-in secret detectors.
+
+Every detector reports ``Finding(start, end, category)`` spans that cover *only*
+the secret: a key name, its quotes, a URL's scheme/user/host or a PEM's
+surroundings are never part of a span.
+
+Speed: each regex starts with a literal (``A``, ``g``, ``sk``, ``eyJ``, ``://``,
+``-----BEGIN`` ...), because CPython's ``re`` then scans with a fast substring
+search instead of trying the pattern at every position. Boundary conditions that
+would need a look-behind at the start of a pattern (which disables that
+optimisation) are checked in Python on the few candidates instead. Name-based
+detectors (``password=...``) find their keywords with ``str.find`` on a lowered
+copy of the text and only then run their (anchored) regexes.
+
+False-positive rules (what is deliberately NOT a secret):
+
+* Values that are placeholders: empty or without any letter/digit (``***``,
+  ``...``), environment/template references (``$VAR``, ``${VAR}``, ``$(cmd)``,
+  ``%(name)s``, ``{name}``, ``{{ var }}``, ``<your-password>``, ``[...]``),
+  obvious dummies (``changeme``, ``example``, ``placeholder``, ``xxxx``,
+  ``your_api_key_here``, ``redacted``, ``dummy``, ``sample``), bare words that
+  name the thing itself (``password``, ``secret``, ``token``) and literals such as
+  ``null``/``None``/``true``/``string``. A default like ``changeme`` is public
+  knowledge, so hiding it protects nothing.
+* Values that are code, not data: an unquoted identifier or dotted path without
+  digits (``password=password``, ``token: string``, ``api_key=settings.KEY``),
+  or anything followed by ``(`` or ``[`` (``os.environ[...]``, ``get_token()``).
+  Exception: ``UPPER_CASE_NAME=value`` (dotenv/shell style) with a password name,
+  where an unquoted word is a literal.
+* File paths and URLs (``PWD=/home/me``, ``token_file: ./x``, ``token_url: https://``).
+* Quoted values that contain whitespace (prose such as ``"Enter your password"``).
+* For token/secret/api-key names, values that read as words rather than random
+  characters (``apiKey: 'ollama'``, ``'proxy-handled'``, ``'not-required'``,
+  pure numbers such as ``max_token: 4096``); password names accept any literal.
+* Names that describe a secret but do not hold one (``token_type``,
+  ``password_policy``, ``secret_name``, ``token_count``, ``*_id``, ``*_url`` ...).
+* For the weaker names scored by entropy (``*_key``, ``auth``, ``credentials``),
+  hex strings and UUIDs (digests, ids, cache keys) never count.
+* Bare hashes, UUIDs, git ids, base64 image data and ``sha512-`` integrity
+  strings are never matched: only prefixed token formats, assignments to
+  secret-looking names, URL passwords and PEM blocks are.
+* Text already redacted (``[REDACTED:...]``) is left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import Final, NamedTuple
+
+PLACEHOLDER_PREFIX: Final = "[REDACTED:"
+
+
+def placeholder(category: str) -> str:
+    """The text that replaces a secret of ``category``."""
+    return f"{PLACEHOLDER_PREFIX}{category}]"
+
+
+# Categories, in priority order: when findings overlap, the merged span takes the
+# category of the most specific detector.
+AWS_ACCESS_KEY: Final = "aws_access_key"
+AWS_SECRET_KEY: Final = "aws_secret_key"
+GITHUB_TOKEN: Final = "github_token"
+GITLAB_TOKEN: Final = "gitlab_token"
+ANTHROPIC_API_KEY: Final = "anthropic_api_key"
+OPENAI_API_KEY: Final = "openai_api_key"
+GOOGLE_API_KEY: Final = "google_api_key"
+SLACK_TOKEN: Final = "slack_token"
+SLACK_WEBHOOK: Final = "slack_webhook"
+STRIPE_KEY: Final = "stripe_key"
+JWT: Final = "jwt"
+PRIVATE_KEY: Final = "private_key"
+URL_PASSWORD: Final = "url_password"
+PASSWORD_ASSIGNMENT: Final = "password_assignment"
+HIGH_ENTROPY_SECRET: Final = "high_entropy_secret"
+
+CATEGORIES: Final[tuple[str, ...]] = (
+    PRIVATE_KEY,
+    AWS_ACCESS_KEY,
+    AWS_SECRET_KEY,
+    GITHUB_TOKEN,
+    GITLAB_TOKEN,
+    ANTHROPIC_API_KEY,
+    OPENAI_API_KEY,
+    GOOGLE_API_KEY,
+    SLACK_TOKEN,
+    SLACK_WEBHOOK,
+    STRIPE_KEY,
+    JWT,
+    URL_PASSWORD,
+    PASSWORD_ASSIGNMENT,
+    HIGH_ENTROPY_SECRET,
+)
+
+#: Lower wins. User patterns rank after every specific format but before the
+#: two name-based heuristics: a user's explicit pattern is better evidence.
+PRIORITY: Final[dict[str, int]] = {c: 10 * i for i, c in enumerate(CATEGORIES)}
+USER_PRIORITY: Final = PRIORITY[URL_PASSWORD] + 5
+
+#: Shannon entropy (bits per character) a value needs to count as random when
+#: it is assigned to a weakly secret-looking name. Random base64/alphanumeric
+#: strings of 20+ characters score 3.3-4.6; the structural rules (no words, no
+#: hex, no UUIDs) do the rest of the filtering.
+ENTROPY_THRESHOLD: Final = 3.2
+MIN_ENTROPY_LENGTH: Final = 20
+
+#: Case-sensitive literals: a built-in detector can only fire if the text
+#: contains one of these ...
+LITERAL_ANCHORS: Final[tuple[str, ...]] = (
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "xox",
+    "hooks.slack.com/",
+    "eyJ",
+    "-----BEGIN",
+    "://",
+)
+#: ... or one of these keywords, in any ASCII case.
+#: Each keyword costs one scan of the text; "credential" is left out because
+#: it only feeds the weak, entropy-scored names (structured data still uses it).
+KEYWORDS: Final[tuple[str, ...]] = ("pass", "pwd", "secret", "token", "key", "auth")
+
+
+class Finding(NamedTuple):
+    """A secret at ``text[start:end]``."""
+
+    start: int
+    end: int
+    category: str
+
+
+def has_anchor(text: str) -> bool:
+    """Whether any built-in detector could fire on ``text`` (cheap pre-check)."""
+    return any(a in text for a in LITERAL_ANCHORS) or bool(keyword_hits(text))
+
+
+_KEYWORDS_BYTES: Final = tuple(k.encode() for k in KEYWORDS)
+
+
+def keyword_hits(text: str) -> list[int]:
+    """Start offsets of every keyword in ``text``, in any ASCII case, sorted.
+
+    Only ASCII letters are folded: a non-ASCII character never forms a keyword
+    (``str.lower`` would turn the Kelvin sign into "k").
+    """
+    hits: list[int] = []
+    if text.isascii():
+        low = text.lower()
+        for keyword in KEYWORDS:
+            i = low.find(keyword)
+            while i >= 0:
+                hits.append(i)
+                i = low.find(keyword, i + len(keyword))
+        hits.sort()
+        return hits
+    # str.lower() on non-ASCII text runs at ~100 MB/s; bytes.lower() on the
+    # UTF-8 encoding folds only ASCII and runs ten times faster. Hits are then
+    # mapped back to character offsets, decoding each stretch once.
+    data = text.encode("utf-8", "surrogatepass").lower()
+    byte_hits: list[int] = []
+    for keyword_b in _KEYWORDS_BYTES:
+        i = data.find(keyword_b)
+        while i >= 0:
+            byte_hits.append(i)
+            i = data.find(keyword_b, i + len(keyword_b))
+    if not byte_hits:
+        return hits
+    byte_hits.sort()
+    char_pos = byte_pos = 0
+    for b in byte_hits:
+        char_pos += len(data[byte_pos:b].decode("utf-8", "surrogatepass"))
+        byte_pos = b
+        hits.append(char_pos)
+    return hits
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_ALNUM: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_TOKEN_CHARS: Final = _ALNUM | {"_", "-"}
+_B64_CHARS: Final = _ALNUM | {"+", "/", "=", "_", "-"}
+
+
+def _bounded(text: str, start: int, chars: frozenset[str]) -> bool:
+    return start == 0 or text[start - 1] not in chars
+
+
+def shannon_entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+_PIECES: Final = re.compile(r"[A-Za-z0-9]+")
+
+
+def _word_like(piece: str) -> bool:
+    """A run of letters that reads like words: lower, UPPER or CamelCase humps."""
+    if piece.islower() or piece.isupper():
+        return True
+    # Count lower->Upper steps; an Upper->lower step is just the start of the next
+    # capitalised word. CamelCase identifiers step about once per word (~0.15 per
+    # character); random mixed-case text steps about every fourth character.
+    steps = sum(1 for a, b in itertools.pairwise(piece) if a.islower() and b.isupper())
+    return steps / max(1, len(piece) - 1) < 0.25
+
+
+def is_wordy(value: str) -> bool:
+    """True if ``value`` is made of words and numbers, not random characters.
+
+    ``proxy-handled``, ``claude-3-5-sonnet-20241022``, ``AccessTokenHandler`` and
+    ``4096`` are wordy; ``abc123def``, ``s3cr3t`` and ``Zm9vYmFy`` are not.
+    """
+    for piece in _PIECES.findall(value):
+        if piece.isdigit():
+            continue
+        if piece.isalpha() and _word_like(piece):
+            continue
+        return False
+    return True
+
+
+_HEX: Final = re.compile(r"[0-9a-fA-F]+")
+_UUID: Final = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+_PLACEHOLDER_WORDS: Final = _words(
+    """
+    password passwd pass pwd passphrase secret secrets token tokens apikey api_key api-key key
+    changeme change_me change-me null none nil undefined true false yes no on off string str
+    int bytes bool boolean any optional required env default empty hidden masked test testing
+    foo bar baz foobar qux value secretstr secret_key secretkey mysecret mypassword mytoken
+    """
+)
+_PLACEHOLDER_SHAPE: Final = re.compile(
+    r"""
+      \$[{(]                      # ${VAR} ${{ secrets.X }} $(command)
+    | \$[A-Za-z_]                 # $VAR
+    | %\(?[A-Za-z_]*\)?[sd]       # %s %(name)s
+    | \{\{                        # {{ template }}
+    | \{[^{}]*\}                  # {name} format field
+    | <[^<>]*>                    # <your-password>
+    | \[[^\[\]]*\]                # [secret] [REDACTED_TOKEN]
+    """,
+    re.VERBOSE,
+)
+_PLACEHOLDER_TEXT: Final = re.compile(
+    r"x{4,}|\*{3,}|\.{3}|…|changeme|change[-_]me|example|placeholder|redacted|dummy|sample"
+    r"|insert|replace|fixme|todo|(?:^|[^a-z])your|[-_]here(?:$|[^a-z])",
+)
+_REPEATED: Final = re.compile(r"(.)\1*")
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that stand for a secret instead of being one."""
+    if not any(c.isalnum() for c in value):
+        return True
+    if PLACEHOLDER_PREFIX in value or _PLACEHOLDER_SHAPE.match(value):
+        return True
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER_TEXT.search(low):
+        return True
+    # "aaaaaaaa", "00000000": a single repeated character.
+    return len(value) >= 4 and _REPEATED.fullmatch(value) is not None
+
+
+def _low_diversity(body: str, minimum: int) -> bool:
+    """Fixtures such as ``'a' * 95`` have a handful of distinct characters."""
+    return len(set(body)) < minimum
+
+
+def _mixed(body: str) -> bool:
+    """Has upper case, lower case and digits: true of any long random token."""
+    return (
+        any(c.isdigit() for c in body)
+        and any(c.islower() for c in body)
+        and any(c.isupper() for c in body)
+    )
+
+
+# ----------------------------------------------------------------- prefixed formats
+
+_A_RE: Final = re.compile(
+    r"A(?:(?P<aws>[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])|(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-]))"
+)
+_G_RE: Final = re.compile(
+    r"g(?:(?P<github>h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"
+    r"|(?P<gitlab>lpat-[A-Za-z0-9_-]{20,64})(?![A-Za-z0-9_-]))"
+)
+_SK_RE: Final = re.compile(
+    r"sk(?:(?P<anthropic>-ant-[A-Za-z0-9_-]{20,400})"
+    r"|(?P<openai>-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400})"
+    r"|(?P<stripe>_(?:live|test)_[A-Za-z0-9]{10,255}))(?![A-Za-z0-9_-])"
+)
+_OPENAI_PREFIX: Final = re.compile(r"^sk-(?:proj-|svcacct-|admin-)?")
+_RK_RE: Final = re.compile(r"rk_(?:live|test)_[A-Za-z0-9]{10,255}(?![A-Za-z0-9_-])")
+_SLACK_RE: Final = re.compile(r"xox[abposre]-[A-Za-z0-9-]{10,255}(?![A-Za-z0-9_-])")
+_JWT_RE: Final = re.compile(
+    r"eyJ[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
+    r"(?![A-Za-z0-9_.+/=-])"
+)
+
+
+def _find_prefixed(text: str) -> Iterator[Finding]:
+    # No "if anchor in text" guards: each finditer below starts with a literal,
+    # so on clean text it costs one substring scan, the same as the guard would.
+    for m in _A_RE.finditer(text):
+        start, end = m.span()
+        if m.lastgroup == "aws":
+            if (
+                _bounded(text, start, _ALNUM)
+                and not _low_diversity(m[0][4:], 5)
+                and not is_placeholder(m[0])
+            ):
+                yield Finding(start, end, AWS_ACCESS_KEY)
+        elif (
+            _bounded(text, start, _TOKEN_CHARS)
+            and not _low_diversity(m[0][4:], 8)
+            and not is_placeholder(m[0][4:])
+        ):
+            yield Finding(start, end, GOOGLE_API_KEY)
+    for m in _G_RE.finditer(text):
+        start, end = m.span()
+        github = m.lastgroup == "github"
+        body = m[0].split("_", 2)[-1] if github else m[0][6:]
+        if (
+            _bounded(text, start, _TOKEN_CHARS)
+            and not _low_diversity(body, 8)
+            and not is_placeholder(body)
+        ):
+            yield Finding(start, end, GITHUB_TOKEN if github else GITLAB_TOKEN)
+    for m in _SK_RE.finditer(text):
+        start, end = m.span()
+        if not _bounded(text, start, _TOKEN_CHARS):
+            continue
+        kind = m.lastgroup
+        if kind == "anthropic":
+            body = m[0][7:]
+            if _low_diversity(body, 10) or not any(c.isdigit() for c in body):
+                continue
+            category = ANTHROPIC_API_KEY
+        elif kind == "openai":
+            body = _OPENAI_PREFIX.sub("", m[0])
+            # kebab-case names ("sk-my-feature-branch-2") lack mixed case.
+            if not _mixed(body) or _low_diversity(body, 10):
+                continue
+            category = OPENAI_API_KEY
+        else:
+            body = m[0][8:]
+            if _low_diversity(body, 6):
+                continue
+            category = STRIPE_KEY
+        if not is_placeholder(body):
+            yield Finding(start, end, category)
+    for m in _RK_RE.finditer(text):
+        body = m[0][8:]
+        if (
+            _bounded(text, m.start(), _TOKEN_CHARS)
+            and not _low_diversity(body, 6)
+            and not is_placeholder(body)
+        ):
+            yield Finding(m.start(), m.end(), STRIPE_KEY)
+    for m in _SLACK_RE.finditer(text):
+        body = m[0][5:]
+        if (
+            _bounded(text, m.start(), _TOKEN_CHARS)
+            and any(c.isdigit() for c in body)
+            and not is_placeholder(body)
+            and not is_wordy(body)
+        ):
+            yield Finding(m.start(), m.end(), SLACK_TOKEN)
+    for m in _JWT_RE.finditer(text):
+        if _bounded(text, m.start(), _B64_CHARS | {"."}):
+            yield Finding(m.start(), m.end(), JWT)
+
+
+# ------------------------------------------------------------------- private keys
+
+_PEM_BEGIN: Final = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END: Final = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# A key cut short (``head`` of a key file, a truncated tool result): base64 lines
+# and PEM headers after the BEGIN line, with real or JSON-escaped line breaks.
+_PEM_TRUNCATED_BODY: Final = re.compile(
+    r"(?:(?:\r?\n|\\{1,3}[rn])+(?:[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Comment): [^\r\n\\]*))+"
+)
+_PEM_NOISE: Final = re.compile(r"\\{1,3}[rnt]|\s|[A-Za-z-]+: [^\r\n\\]*")
+_PEM_MAX_BODY: Final = 64 * 1024
+
+
+def _looks_like_key_body(body: str) -> bool:
+    """Mostly base64: tells a real key from code/prose that mentions the markers."""
+    material = _PEM_NOISE.sub("", body)
+    if len(material) < 16:
+        return False
+    b64 = sum(1 for c in material if c in _B64_CHARS)
+    return b64 / len(material) >= 0.85
+
+
+def _find_private_keys(text: str, found: list[Finding]) -> None:
+    pos = 0
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        end = _PEM_END.search(text, begin.end(), begin.end() + _PEM_MAX_BODY)
+        if end is not None and _looks_like_key_body(text[begin.end() : end.start()]):
+            found.append(Finding(begin.start(), end.end(), PRIVATE_KEY))
+            pos = end.end()
+            continue
+        body = _PEM_TRUNCATED_BODY.match(text, begin.end())
+        if body is not None and _looks_like_key_body(body[0]):
+            found.append(Finding(begin.start(), body.end(), PRIVATE_KEY))
+            pos = body.end()
+            continue
+        pos = begin.end()
+
+
+# ------------------------------------------------------------------ URL passwords
+
+# Starts at the literal "://" (fast search); the scheme is checked by hand. The
+# password may itself contain "@" (greedy, backs off to the last "@" before the
+# host) but never "/", "?", "#", whitespace, quotes or a backslash, so it cannot
+# run past the authority part of the URL or out of a JSON string.
+_URL_RE: Final = re.compile(
+    r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<hook>[A-Za-z0-9_/-]{16,255})"
+    r"|(?P<user>[^\s:@/?#\"'`\\<>\[\]{}]*):(?P<pw>[^\s/?#\"'`\\<>]+)@(?=[A-Za-z0-9\[_.-]))"
+)
+
+
+def _find_urls(text: str, found: list[Finding]) -> None:
+    for m in _URL_RE.finditer(text):
+        if m.start() == 0 or not text[m.start() - 1].isalnum():
+            continue
+        hook = m["hook"]
+        if hook is not None:
+            if any(c.isdigit() for c in hook) and not is_placeholder(hook):
+                found.append(Finding(m.start("hook"), m.end("hook"), SLACK_WEBHOOK))
+            continue
+        pw, user = m["pw"], m["user"]
+        if is_placeholder(pw) or pw.lower() == user.lower():
+            continue
+        found.append(Finding(m.start("pw"), m.end("pw"), URL_PASSWORD))
+
+
+# ---------------------------------------------------------------- name = value
+
+# Kinds of secret-looking names.
+_K_PASSWORD: Final = 1  # any literal value is a secret
+_K_TOKEN: Final = 2  # a literal that does not read as words
+_K_AWS: Final = 3  # 40-char AWS secret; otherwise treated like _K_TOKEN
+_K_WEAK: Final = 4  # only high-entropy values
+
+_PASSWORD_WORDS: Final = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "pw"})
+_TOKEN_WORDS: Final = frozenset({"secret", "token", "apikey", "secretkey", "authorization"})
+_WEAK_WORDS: Final = frozenset(
+    {
+        "key",
+        "secret",
+        "token",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "apikey",
+        "auth",
+        "credential",
+        "credentials",
+        "creds",
+    }
+)
+# Names ending like this describe a secret (its type, length, location...) but
+# never hold one.
+_DESCRIPTIVE_SUFFIXES: Final = _words(
+    """
+    type kind name names id ids url uri urls endpoint host path paths file files dir
+    count counts length len size max min limit limits expiry expires expiration ttl
+    at hash policy policies prompt field fields label env var header headers format mode
+    usage tokens enabled required provider providers source ref arn version regex
+    pattern budget timeout timestamp index idx prefix suffix schema spec exists rule
+    rules reset manager store service flow method methods strategy scheme level
+    usages hint hints help message error errors status state config option options
+    """
+)
+
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT: Final = re.compile(r"[^a-z0-9]+")
+
+
+def _segments(name: str) -> list[str]:
+    return [s for s in _SPLIT.split(_CAMEL.sub("_", name).lower()) if s]
+
+
+@functools.lru_cache(maxsize=4096)
+def _descriptive_tail(tail: str) -> bool:
+    segs = _segments(tail)
+    return not segs or segs[-1] in _DESCRIPTIVE_SUFFIXES
+
+
+@functools.lru_cache(maxsize=4096)
+def name_kind(name: str) -> int | None:
+    """How secret-looking an identifier is (one of the ``_K_*`` kinds) or None."""
+    segs = _segments(name)
+    if not segs:
+        return None
+    last = segs[-1]
+    if last in _DESCRIPTIVE_SUFFIXES:
+        return None
+    joined = "".join(segs)
+    if "secret" in joined and ("aws" in segs or "access" in segs):
+        return _K_AWS
+    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd")):
+        return _K_PASSWORD
+    if (
+        last in _TOKEN_WORDS
+        or last.endswith(("secret", "token", "apikey"))
+        or (last == "key" and len(segs) > 1 and segs[-2] in ("api", "secret"))
+    ):
+        return _K_TOKEN
+    if any(s in _WEAK_WORDS or s.endswith(("key", "secret", "token")) for s in segs):
+        return _K_WEAK
+    return None
+
+
+_IDENT_CHARS: Final = _TOKEN_CHARS | {"."}
+_IDENT_TAIL: Final = re.compile(r"[A-Za-z0-9_.-]*")
+_MAX_NAME: Final = 96
+
+# After the name: optional closing quote of a quoted key, a separator, then the
+# value. Quoted values never contain the quote or a newline; JSON-escaped quotes
+# (\") delimit values inside JSON strings; unquoted values stop at whitespace,
+# quotes, backslashes (a JSON escape such as \n) and code punctuation. None of the
+# forms can run across a JSON string boundary.
+_ASSIGN_RE: Final = re.compile(
+    r"""
+    (?P<kq>\\?["'])?
+    (?P<sp1>[ \t]*)
+    (?P<sep>:=|=>|=(?!=)|:(?!:))
+    (?P<sp2>[ \t]*)
+    (?P<scheme>(?:[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|[Dd]igest|[Bb]ot)[ \t]+)?
+    (?:
+        \\"(?P<v1>[^"\\\n]*)\\"
+      | (?:[rbuRBU]{1,2})?"(?P<v2>(?:[^"\\\n]|\\[^\n])*)"
+      | '(?P<v3>[^'\\\n"]*)'
+      | `(?P<v4>[^`\\\n"]*)`
+      | (?P<v5>[^\s"'`\\,;&|<>(){}\[\]]+)
+    )
+    """,
+    re.VERBOSE,
+)
+# ``--password hunter2``: a command-line flag followed by its value.
+_FLAG_VALUE_RE: Final = re.compile(
+    r"""[ \t]+(?:"(?P<v2>[^"\\\n]*)"|'(?P<v3>[^'\\\n"]*)'|(?P<v5>[^\s"'`\\,;&|<>(){}\[\]-][^\s"'`\\,;&|<>(){}\[\]]*))"""
+)
+_AUTH_SCHEME_IN_QUOTES: Final = re.compile(
+    r"(?:[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|[Dd]igest|[Bb]ot)[ \t]+"
+)
+_CODE_REF: Final = re.compile(r"[A-Za-z_$@][A-Za-z_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+_PATH_OR_URL: Final = re.compile(r"~?\.{0,2}/|[A-Za-z]:\\|[A-Za-z][A-Za-z0-9+.-]*://")
+_ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
+_B64ISH: Final = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+_WS: Final = re.compile(r"\s")
+_AWS_SECRET_VALUE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
+
+
+def classify_value(
+    kind: int, value: str, *, quoted: bool = True, env_style: bool = False
+) -> str | None:
+    """The category of ``value`` assigned to a name of ``kind``, or None if benign."""
+    if kind == _K_AWS:
+        if _AWS_SECRET_VALUE.fullmatch(value) and not is_placeholder(value):
+            return AWS_SECRET_KEY
+        kind = _K_TOKEN
+    if len(value) < 4 or _WS.search(value) or is_placeholder(value):
+        return None
+    if value[0] in "{}[]" or _PATH_OR_URL.match(value):
+        return None
+    if not quoted and _CODE_REF.fullmatch(value) and not (env_style and kind == _K_PASSWORD):
+        return None
+    if kind == _K_PASSWORD:
+        return PASSWORD_ASSIGNMENT
+    if kind == _K_TOKEN:
+        return None if len(value) < 8 or is_wordy(value) else PASSWORD_ASSIGNMENT
+    # _K_WEAK: only values that look machine-generated.
+    if len(value) < MIN_ENTROPY_LENGTH or not _B64ISH.fullmatch(value):
+        return None
+    if _HEX.fullmatch(value) or _UUID.search(value) or is_wordy(value):
+        return None
+    if shannon_entropy(value) < ENTROPY_THRESHOLD:
+        return None
+    return HIGH_ENTROPY_SECRET
+
+
+def _name_start(text: str, i: int) -> int:
+    """Start of the identifier that contains position ``i``."""
+    s = i
+    floor = max(0, i - _MAX_NAME)
+    while s > floor and text[s - 1] in _IDENT_CHARS:
+        s -= 1
+    # "\nPASSWORD=" inside a JSON string: the "n" belongs to the escape.
+    if s >= 1 and text[s - 1] == "\\" and s < i and text[s] in "ntr":
+        s += 1
+    return s
+
+
+def _find_assignments(text: str, found: list[Finding]) -> None:
+    seen: set[int] = set()
+    for i in keyword_hits(text):
+        finding = _assignment_at(text, i, seen)
+        if finding is not None:
+            found.append(finding)
+
+
+def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
+    tail = _IDENT_TAIL.match(text, i)
+    name_end = tail.end() if tail is not None else i
+    if name_end in seen:
+        return None
+    seen.add(name_end)
+    # Cheap early exit for the commonest hits ("input_tokens", "token_count"):
+    # the name's last segment is the tail's, whatever precedes the keyword.
+    if _descriptive_tail(text[i:name_end]):
+        return None
+    name_start = _name_start(text, i)
+    name = text[name_start:name_end].rstrip(".-")
+    if len(name) != name_end - name_start:
+        return None  # "the password." -- a sentence, not an assignment
+    kind = name_kind(name)
+    if kind is None:
+        return None
+    m = _ASSIGN_RE.match(text, name_end)
+    flag = None
+    if m is None:
+        if not name.startswith("-"):
+            return None
+        flag = _FLAG_VALUE_RE.match(text, name_end)
+        if flag is None:
+            return None
+    am = m if m is not None else flag
+    assert am is not None
+    group = am.lastgroup
+    if group is None or not group.startswith("v"):
+        return None
+    vstart, vend = am.span(group)
+    value = text[vstart:vend]
+    quoted = group != "v5"
+    before = text[name_start - 1] if name_start > 0 else ""
+    if m is not None and m["kq"] is None and quoted:
+        # `"password=" + pw`: the name sits inside a string literal, so the
+        # quote after "=" closes that literal instead of opening a value.
+        if group == "v1" and text[max(0, name_start - 2) : name_start] == '\\"':
+            return None
+        if group in ("v2", "v3", "v4") and before == text[vstart - 1]:
+            return None
+    if quoted:
+        scheme = _AUTH_SCHEME_IN_QUOTES.match(value)
+        if scheme is not None:
+            vstart += scheme.end()
+            value = value[scheme.end() :]
+    else:
+        stripped = value.rstrip(".:")
+        vend -= len(value) - len(stripped)
+        value = stripped
+        if vend < len(text) and text[vend] in "([":
+            return None  # get_token(...), os.environ[...]
+    env_style = (
+        m is not None
+        and not quoted
+        and m["sep"] == "="
+        and not m["sp1"]
+        and not m["sp2"]
+        and _ENV_NAME.fullmatch(name) is not None
+    )
+    category = classify_value(kind, value, quoted=quoted, env_style=env_style)
+    if category is None:
+        return None
+    return Finding(vstart, vend, category)
+
+
+def classify_named_value(name: str, value: str) -> str | None:
+    """Category of a whole string ``value`` stored under key ``name`` (structured data)."""
+    kind = name_kind(name)
+    if kind is None:
+        return None
+    scheme = _AUTH_SCHEME_IN_QUOTES.match(value)
+    if scheme is not None:
+        value = value[scheme.end() :]
+    return classify_value(kind, value, quoted=True)
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+def find_builtin(text: str) -> list[Finding]:
+    """Every built-in finding in ``text`` (possibly overlapping, unsorted)."""
+    found: list[Finding] = []
+    _find_private_keys(text, found)
+    found.extend(_find_prefixed(text))
+    _find_urls(text, found)
+    _find_assignments(text, found)
+    return found

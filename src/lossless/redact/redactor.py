@@ -1,0 +1,341 @@
+"""The redactor: finds secrets, replaces them with typed placeholders, counts them.
+
+Overlapping findings are merged into one span (nothing in the union leaks) that
+takes the category of its most specific detector. Text that is already a
+placeholder is never touched, so ``redact(redact(x)) == redact(x)``.
+
+JSON documents (native transcript lines, tool-call inputs) are redacted in place
+on their raw text: unchanged lines stay byte-identical and a redacted line keeps
+every byte outside the secret. A finding is only applied where it lies inside
+one JSON string and does not cut an escape sequence, so the result is still
+valid JSON; if some finding does not, the document is decoded, redacted value by
+value and re-encoded (valid, but no longer byte-faithful).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from lossless.models import NewMessage, NewNativeRecord, NewPart
+from lossless.redact.detectors import (
+    PLACEHOLDER_PREFIX,
+    PRIORITY,
+    USER_PRIORITY,
+    Finding,
+    classify_named_value,
+    find_builtin,
+    placeholder,
+)
+from lossless.redact.patterns import UserPattern, compile_pattern
+
+T = TypeVar("T")
+
+_EXISTING: Final = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]*\]")
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """Redacted text and how many secrets of each category it had."""
+
+    text: str
+    counts: dict[str, int]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.counts)
+
+
+def merge_counts(*counts: Mapping[str, int]) -> dict[str, int]:
+    """Sum per-category counts."""
+    total: dict[str, int] = {}
+    for c in counts:
+        for category, n in c.items():
+            total[category] = total.get(category, 0) + n
+    return total
+
+
+class Redactor:
+    """Redacts secrets from text, JSON, nested values and whole messages.
+
+    ``user_patterns`` are applied as given (filter them by project with
+    ``patterns_for_project`` first); their regexes are only compiled here, so
+    run ``validate_pattern`` when a pattern is added. With ``enabled=False``
+    every method returns its input unchanged.
+    """
+
+    def __init__(self, user_patterns: Iterable[UserPattern] = (), *, enabled: bool = True) -> None:
+        self._enabled = enabled
+        self._patterns = tuple(user_patterns)
+        self._compiled = tuple((p.category, compile_pattern(p.regex)) for p in self._patterns)
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @property
+    def user_patterns(self) -> tuple[UserPattern, ...]:
+        return self._patterns
+
+    # ------------------------------------------------------------------ finding
+
+    def find(self, text: str) -> list[Finding]:
+        """Secrets in ``text``: sorted, non-overlapping, never inside a placeholder."""
+        if not self._enabled or not text:
+            return []
+        found = find_builtin(text)
+        for category, regex in self._compiled:
+            has_secret_group = "secret" in regex.groupindex
+            for m in regex.finditer(text):
+                start, end = m.span("secret") if has_secret_group else m.span()
+                if end > start:
+                    found.append(Finding(start, end, category))
+        if not found:
+            return []
+        if PLACEHOLDER_PREFIX in text:
+            found = _outside_placeholders(text, found)
+        return _merge(found)
+
+    # ---------------------------------------------------------------- redacting
+
+    def redact_text(self, text: str) -> Redaction:
+        """Replace every secret in ``text`` with ``[REDACTED:<category>]``."""
+        findings = self.find(text)
+        if not findings:
+            return Redaction(text, {})
+        return _apply(text, findings)
+
+    def redact_json(self, text: str) -> Redaction:
+        """Redact a JSON document (e.g. one JSONL line) keeping it valid JSON.
+
+        Unchanged documents are returned as the very same string; changed ones
+        differ only inside the secrets' JSON strings. Text that is not JSON is
+        redacted like ``redact_text``.
+        """
+        findings = self.find(text)
+        if not findings:
+            return Redaction(text, {})
+        stripped = text.lstrip()
+        if not stripped.startswith(("{", "[", '"')):
+            return _apply(text, findings)
+        safe = _json_safe(text, findings)
+        if len(safe) == len(findings):
+            return _apply(text, findings)
+        # Some finding would cut across JSON syntax; such a span is not a secret
+        # in a string (secrets never straddle strings), so first try without it.
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return _apply(text, findings)  # not JSON after all: nothing to corrupt
+        partial = _apply(text, safe) if safe else Redaction(text, {})
+        value, counts = self.redact_value(document)
+        if sum(counts.values()) <= sum(partial.counts.values()):
+            return partial
+        # Decoding found secrets the raw pass could not place safely: give up
+        # byte fidelity for this line rather than leak.
+        return Redaction(_dump_json(value), counts)
+
+    def redact_value(self, value: T) -> tuple[T, dict[str, int]]:
+        """Redact every string inside nested dicts/lists/tuples; keys are kept.
+
+        A string stored under a secret-looking key (``{"password": "..."}``) is
+        judged as a whole, like an assignment. Unchanged containers are returned
+        as the same objects.
+        """
+        if not self._enabled:
+            return value, {}
+        counts: dict[str, int] = {}
+        return self._walk(value, None, counts), counts
+
+    def _walk(self, value: Any, key: str | None, counts: dict[str, int]) -> Any:
+        if isinstance(value, str):
+            if key is not None and PLACEHOLDER_PREFIX not in value:
+                category = classify_named_value(key, value)
+                if category is not None:
+                    counts[category] = counts.get(category, 0) + 1
+                    return placeholder(category)
+            result = self.redact_text(value)
+            if not result.counts:
+                return value
+            for category, n in result.counts.items():
+                counts[category] = counts.get(category, 0) + n
+            return result.text
+        if isinstance(value, dict):
+            changed = False
+            new_dict: dict[Any, Any] = {}
+            for k, v in value.items():
+                new_v = self._walk(v, k if isinstance(k, str) else None, counts)
+                changed = changed or new_v is not v
+                new_dict[k] = new_v
+            return new_dict if changed else value
+        if isinstance(value, list | tuple):
+            new_items = [self._walk(v, key, counts) for v in value]
+            if all(a is b for a, b in zip(new_items, value, strict=True)):
+                return value
+            return tuple(new_items) if isinstance(value, tuple) else new_items
+        return value
+
+    def redact_message(self, msg: NewMessage) -> tuple[NewMessage, dict[str, int]]:
+        """Redact content, parts (text and metadata), metadata and native records."""
+        if not self._enabled:
+            return msg, {}
+        counts: list[dict[str, int]] = []
+
+        def text(value: str) -> str:
+            result = self.redact_text(value)
+            counts.append(result.counts)
+            return result.text
+
+        def value(v: T) -> T:
+            new, c = self.redact_value(v)
+            counts.append(c)
+            return new
+
+        content = text(msg.content)
+        parts = tuple(self._redact_part(p, counts) for p in msg.parts)
+        metadata = value(msg.metadata)
+        records = tuple(self._redact_record(r, counts) for r in msg.native_records)
+        total = merge_counts(*counts)
+        if not total:
+            return msg, {}
+        redacted = dataclasses.replace(
+            msg, content=content, parts=parts, metadata=metadata, native_records=records
+        )
+        return redacted, total
+
+    def _redact_part(self, part: NewPart, counts: list[dict[str, int]]) -> NewPart:
+        new_text = part.text
+        if part.text is not None:
+            # A tool_use part's text is the JSON-encoded input: keep it parseable.
+            if part.kind == "tool_use":
+                result = self.redact_json(part.text)
+            else:
+                result = self.redact_text(part.text)
+            counts.append(result.counts)
+            new_text = result.text
+        metadata, c = self.redact_value(part.metadata)
+        counts.append(c)
+        if new_text is part.text and metadata is part.metadata:
+            return part
+        return dataclasses.replace(part, text=new_text, metadata=metadata)
+
+    def _redact_record(
+        self, record: NewNativeRecord, counts: list[dict[str, int]]
+    ) -> NewNativeRecord:
+        result = self.redact_json(record.raw)
+        if not result.counts:
+            return record
+        counts.append(result.counts)
+        return dataclasses.replace(record, raw=result.text)
+
+
+_DEFAULT: Redactor | None = None
+
+
+def redact_text(text: str) -> Redaction:
+    """Redact ``text`` with the built-in detectors only."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Redactor()
+    return _DEFAULT.redact_text(text)
+
+
+# ------------------------------------------------------------------- internals
+
+
+def _outside_placeholders(text: str, findings: list[Finding]) -> list[Finding]:
+    existing = [m.span() for m in _EXISTING.finditer(text)]
+    if not existing:
+        return findings
+    starts = [s for s, _ in existing]
+    kept = []
+    for f in findings:
+        i = bisect.bisect_right(starts, f.end - 1) - 1
+        # The only placeholder that can overlap [start, end) is the last one
+        # starting before ``end``, since placeholders never overlap each other.
+        if i >= 0 and existing[i][1] > f.start:
+            continue
+        kept.append(f)
+    return kept
+
+
+def _priority(category: str) -> int:
+    return PRIORITY.get(category, USER_PRIORITY)
+
+
+def _merge(findings: list[Finding]) -> list[Finding]:
+    findings.sort(key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for f in findings:
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            category = min(last.category, f.category, key=_priority)
+            merged[-1] = Finding(last.start, max(last.end, f.end), category)
+        else:
+            merged.append(f)
+    return merged
+
+
+def _apply(text: str, findings: list[Finding]) -> Redaction:
+    pieces: list[str] = []
+    counts: dict[str, int] = {}
+    pos = 0
+    for f in findings:
+        pieces.append(text[pos : f.start])
+        pieces.append(placeholder(f.category))
+        counts[f.category] = counts.get(f.category, 0) + 1
+        pos = f.end
+    pieces.append(text[pos:])
+    return Redaction("".join(pieces), counts)
+
+
+def _dump_json(value: Any) -> str:
+    dumped = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        dumped.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from \udXXX escapes: keep them escaped
+        dumped = json.dumps(value, separators=(",", ":"))
+    return dumped
+
+
+def _json_safe(text: str, findings: list[Finding]) -> list[Finding]:
+    """The findings that lie inside one JSON string body without cutting an escape."""
+    bodies = [(m.start() + 1, m.end() - 1) for m in _JSON_STRING.finditer(text)]
+    starts = [s for s, _ in bodies]
+    safe = []
+    for f in findings:
+        i = bisect.bisect_right(starts, f.start) - 1
+        if i < 0 or f.end > bodies[i][1]:
+            continue
+        if _inside_escape(text, f.start) or _inside_escape(text, f.end):
+            continue
+        safe.append(f)
+    return safe
+
+
+def _inside_escape(text: str, pos: int) -> bool:
+    """Whether ``pos`` falls strictly inside an escape sequence such as ``\\n`` or ``\\u00e9``."""
+    if _odd_backslashes_before(text, pos):
+        return True
+    # Inside the four hex digits of a \\uXXXX escape?
+    for back in range(1, 5):
+        u = pos - back
+        if u < 1 or text[u] != "u":
+            continue
+        if all(c in _HEX_DIGITS for c in text[u + 1 : pos]) and _odd_backslashes_before(text, u):
+            return True
+    return False
+
+
+def _odd_backslashes_before(text: str, pos: int) -> bool:
+    n = 0
+    while pos - n - 1 >= 0 and text[pos - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
