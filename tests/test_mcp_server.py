@@ -360,6 +360,14 @@ def lcm_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "lossless"]
 
 
+def import_as(home: Path, project: Path, transcript: Path) -> None:
+    """`lcm import` a transcript as if it had been recorded in ``project``."""
+    command, prefix = lcm_command()
+    argv = [command, *prefix, "--home", str(home), "import", "--complete", "-q"]
+    argv += ["--project", str(project), str(transcript)]
+    subprocess.run(argv, check=True, capture_output=True, timeout=120)
+
+
 @asynccontextmanager
 async def stdio_session(
     home: Path, cwd: Path, extra_env: dict[str, str] | None = None, args: list[str] = ()
@@ -384,15 +392,8 @@ def test_stdio_server_scopes_to_its_working_directory(tmp_path: Path, shared_dat
     project = tmp_path / "my-app"
     project.mkdir()
     home = tmp_path / "home"
-    command, prefix = lcm_command()
     for file, where in ((CLAUDE, project), (CODEX, tmp_path / "elsewhere")):
-        subprocess.run(
-            [command, *prefix, "--home", str(home), "import", "--complete", "-q"]
-            + ["--project", str(where), str(shared_data / file)],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        import_as(home, where, shared_data / file)
     timings: list[float] = []
 
     async def main() -> None:
@@ -420,14 +421,7 @@ def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
     tmp_path: Path, shared_data: Path
 ) -> None:
     home = tmp_path / "home"
-    command, prefix = lcm_command()
-    subprocess.run(
-        [command, *prefix, "--home", str(home), "import", "--complete", "-q"]
-        + ["--project", str(tmp_path), str(shared_data / CLAUDE)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    import_as(home, tmp_path, shared_data / CLAUDE)
 
     async def main() -> None:
         async with stdio_session(home, tmp_path, {"LCM_IN_SUMMARIZER": "1"}) as session:
