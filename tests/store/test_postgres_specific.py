@@ -249,6 +249,24 @@ def test_connection_killed_mid_transaction(pg_url: str) -> None:
         store.close()
 
 
+def test_connection_lost_at_commit_says_the_outcome_is_unknown(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    try:
+        cid = conv(store)
+        with (
+            pytest.raises(StoreError, match="may or may not have been committed"),
+            store.transaction() as tx,
+        ):
+            tx.messages.append(cid, [msg("in flight", "k1")])
+            (pid,) = _backend_pids(pg_url, "idle in transaction")
+            admin(pg_url, "SELECT pg_terminate_backend(%s)", [pid])
+        assert store.messages.count(cid) == 0
+        store.messages.append(cid, [msg("after", "k2")])
+        assert store.messages.count(cid) == 1
+    finally:
+        store.close()
+
+
 def test_server_restart_mid_transaction(pg_server: EmbeddedPostgres, pg_url: str) -> None:
     store = PostgresStore(pg_url, connect_timeout_s=3)
     try:

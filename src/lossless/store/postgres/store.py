@@ -70,6 +70,7 @@ from lossless.store.postgres import fulltext
 from lossless.store.postgres.connection import (
     build_conninfo,
     describe_connect_error,
+    describe_error,
     translated,
 )
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
@@ -284,16 +285,30 @@ class PostgresStore:
             raise NestedTransactionError(
                 "a transaction is already open on this store; nested transactions are not supported"
             )
-        with (
-            translated(self.target, in_transaction=True),
-            self._borrow() as conn,
-            conn.transaction(),
-        ):
+        with self._begin() as conn:
             self._local.conn = conn
             try:
                 yield self
             finally:
                 self._local.conn = None
+
+    @contextmanager
+    def _begin(self) -> Iterator[Conn]:
+        """Borrow a connection and run the block as one transaction on it."""
+        committing = False
+        try:
+            with self._borrow() as conn, conn.transaction():
+                yield conn
+                committing = True
+        except psycopg.Error as exc:
+            if committing and isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+                # The COMMIT may have reached the server before the
+                # connection died: claiming either outcome would be a guess.
+                raise StoreError(
+                    f"the connection to {self.target.where} was lost while committing: the "
+                    "transaction may or may not have been committed; check before retrying"
+                ) from exc
+            raise describe_error(exc, self.target, in_transaction=True) from exc
 
     @contextmanager
     def _connection(self) -> Iterator[Conn]:
@@ -339,11 +354,7 @@ class PostgresStore:
             with translated(self.target, in_transaction=True):
                 yield current
             return
-        with (
-            translated(self.target, in_transaction=True),
-            self._borrow() as conn,
-            conn.transaction(),
-        ):
+        with self._begin() as conn:
             yield conn
 
     def _q(self, sql: str, params: Sequence[Any] = ()) -> builtins.list[Row]:
