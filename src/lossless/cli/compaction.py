@@ -381,6 +381,11 @@ def dag(ctx: click.Context, conversation: str, no_preview: bool, as_json: bool) 
     which say how many messages they cover. Times are the span of the
     material covered; "from N" is how many message tokens lie beneath.
     Follow any id with `lcm describe ID` or `lcm expand ID`.
+
+    \b
+    Examples:
+      lcm dag 3f2a91c0
+      lcm dag 3f2a91c0 --json | jq '.roots[].id'
     """
     engine = state_of(ctx).engine()
     conv = engine.resolve_conversation(conversation)
