@@ -15,31 +15,64 @@ from lossless.errors import ConfigError
 if TYPE_CHECKING:
     from lossless.store.postgres.store import PostgresStore
 
-__all__ = ["PostgresStore", "open_postgres"]
+__all__ = ["PostgresStore", "migrate_postgres", "open_postgres", "postgres_schema_status"]
 
 INSTALL_HINT = "install it with: pip install 'lossless-context[postgres]'"
 
 
 def open_postgres(config: Config) -> PostgresStore:
     """Open the PostgreSQL store the configuration names. Never falls back to SQLite."""
-    url = str(config.get("postgres.url") or "")
-    if not url:
+    if not config.get("postgres.url"):
         raise ConfigError(
             "storage.backend is postgresql but postgres.url is empty: set LCM_POSTGRES_URL "
             "(postgresql://user:password@host:5432/database) or postgres.url in config.toml"
         )
     store_class = _store_class()
-    return store_class(url, ca_file=str(config.get("postgres.ca_file") or "") or None)
+    return store_class(_url(config, None), ca_file=_ca_file(config))
+
+
+def migrate_postgres(config: Config, url: str | None = None) -> dict[str, Any]:
+    """Apply pending migrations to the configured (or given) database; see ``admin``."""
+    try:
+        from lossless.store.postgres.admin import run_migrations
+    except ImportError as exc:
+        raise _missing_driver(exc) from None
+    return run_migrations(_url(config, url), ca_file=_ca_file(config))
+
+
+def postgres_schema_status(config: Config, url: str | None = None) -> dict[str, Any]:
+    """The configured (or given) database's migration state, read only."""
+    try:
+        from lossless.store.postgres.admin import schema_status
+    except ImportError as exc:
+        raise _missing_driver(exc) from None
+    return schema_status(_url(config, url), ca_file=_ca_file(config))
+
+
+def _url(config: Config, url: str | None) -> str:
+    chosen = url or str(config.get("postgres.url") or "")
+    if not chosen:
+        raise ConfigError(
+            "postgres.url is empty: set LCM_POSTGRES_URL "
+            "(postgresql://user:password@host:5432/database), postgres.url in config.toml, "
+            "or pass --url"
+        )
+    return chosen
+
+
+def _ca_file(config: Config) -> str | None:
+    return str(config.get("postgres.ca_file") or "") or None
+
+
+def _missing_driver(exc: ImportError) -> ConfigError:
+    return ConfigError(f"the PostgreSQL driver is not installed ({exc}); " + INSTALL_HINT)
 
 
 def _store_class() -> type[PostgresStore]:
     try:
         from lossless.store.postgres.store import PostgresStore
     except ImportError as exc:
-        raise ConfigError(
-            f"storage.backend is postgresql but its driver is not installed ({exc}); "
-            + INSTALL_HINT
-        ) from None
+        raise _missing_driver(exc) from None
     return PostgresStore
 
 
