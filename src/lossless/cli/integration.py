@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
+
+if TYPE_CHECKING:
+    from lossless.integrations import Plan, Scope
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -146,3 +152,149 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
         ) from None
     scope = None if all_projects else (project or mcp_server.default_project())
     mcp_server.serve_stdio(state_of(ctx).config(), project=scope)
+
+
+_CLIENTS = click.Choice(["claude-code", "codex"])
+_scope_option = click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="user: every session of this user; project: sessions in --project-dir only.",
+)
+_project_option = click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project folder for --scope project (default: the current directory).",
+)
+_dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Show the changes as diffs; write nothing."
+)
+
+
+def _plan(
+    ctx: click.Context, action: str, client: str, scope: str, project_dir: Path | None
+) -> Plan:
+    from lossless.integrations import claude_code, codex
+
+    config = state_of(ctx).config()
+    where: Scope = "project" if scope == "project" else "user"
+    if client == "claude-code":
+        if action == "install":
+            return claude_code.plan_install(config, where, project_dir)
+        return claude_code.plan_uninstall(config, where, project_dir)
+    if action == "install":
+        return codex.plan_install(config, where, project_dir)
+    return codex.plan_uninstall(config, where, project_dir)
+
+
+def _report(plan: Plan, dry_run: bool, as_json: bool) -> None:
+    if as_json:
+        emit_json(
+            {
+                "action": plan.action,
+                "client": plan.client,
+                "scope": plan.scope,
+                "dry_run": dry_run,
+                "files": [
+                    {
+                        "path": str(c.path),
+                        "changed": c.changed,
+                        "deleted": c.changed and c.after is None,
+                        "summary": c.summary,
+                        **({"diff": c.diff()} if dry_run and c.changed else {}),
+                    }
+                    for c in plan.changes
+                ],
+                "notes": plan.notes,
+            }
+        )
+        return
+    verb = "would change" if dry_run else "changed"
+    for change in plan.changes:
+        if not change.changed:
+            click.echo(f"unchanged  {change.path}")
+            continue
+        what = "; ".join(change.summary) or "updated"
+        if change.after is None:
+            what += " (file now empty: deleted)"
+        click.echo(f"{verb:<10} {change.path}: {what}")
+        if dry_run:
+            click.echo(change.diff().rstrip("\n"))
+    for note in plan.notes:
+        click.echo(f"note: {note}", err=True)
+    if not plan.changed:
+        state = "already installed" if plan.action == "install" else "nothing to remove"
+        click.echo(f"{plan.client}: {state}.")
+
+
+@cli.command()
+@click.argument("client", type=_CLIENTS)
+@_scope_option
+@_project_option
+@_dry_run_option
+@json_option
+@click.pass_context
+def install(
+    ctx: click.Context,
+    client: str,
+    scope: str,
+    project_dir: Path | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Wire lossless into CLIENT: capture hooks and the `lcm` MCP server.
+
+    After this, every session is stored as it happens (hooks run `lcm hook`),
+    compacted in the background, and searchable by the agent through the MCP
+    tools. Your other hooks and MCP servers are kept as they are; running it
+    again changes nothing; `lcm uninstall CLIENT` removes exactly what it
+    added. Commands are written with the absolute path of this `lcm`, so they
+    work outside its virtualenv.
+
+    \b
+    claude-code  user:    ~/.claude/settings.json (hooks), ~/.claude.json (MCP)
+                 project: .claude/settings.json (hooks), .mcp.json (MCP)
+    codex        user:    ~/.codex/hooks.json, ~/.codex/config.toml [mcp_servers.lcm]
+                 project: .codex/hooks.json, .codex/config.toml
+
+    \b
+    Examples:
+      lcm install claude-code --dry-run     # see the diff first
+      lcm install claude-code
+      lcm install codex --scope project
+    """
+    plan = _plan(ctx, "install", client, scope, project_dir)
+    if not dry_run:
+        plan.apply()
+    _report(plan, dry_run, as_json)
+    if not dry_run and not as_json and plan.changed:
+        click.echo("Restart the client to load the hooks; `lcm doctor` checks the setup.")
+
+
+@cli.command()
+@click.argument("client", type=_CLIENTS)
+@_scope_option
+@_project_option
+@_dry_run_option
+@json_option
+@click.pass_context
+def uninstall(
+    ctx: click.Context,
+    client: str,
+    scope: str,
+    project_dir: Path | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Remove what `lcm install CLIENT` added: lossless's hooks and MCP entry.
+
+    Only entries that run `lcm hook` / `lcm mcp` (and, for Codex, the block
+    between lossless's markers in config.toml) are removed; a file left empty
+    that lossless created is deleted. Stored history is not touched.
+    """
+    plan = _plan(ctx, "uninstall", client, scope, project_dir)
+    if not dry_run:
+        plan.apply()
+    _report(plan, dry_run, as_json)
