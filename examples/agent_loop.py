@@ -104,8 +104,11 @@ def main() -> None:
         chat = engine.conversation(args.session, project="examples")
         for turn in range(args.turns):
             chat.ingest([{"role": "user", "content": QUESTIONS[turn % len(QUESTIONS)]}])
-            fmt = "anthropic" if args.anthropic else "openai"
-            context = chat.assemble(args.budget, format=fmt, system="You are a coding agent.")
+            context = chat.assemble(
+                args.budget,
+                format="anthropic" if args.anthropic else "openai",
+                system="You are a coding agent.",
+            )
             if args.anthropic:
                 new_messages = anthropic_model(context.request())
             else:
