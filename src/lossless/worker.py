@@ -326,7 +326,9 @@ class Worker:
     """Serves compaction requests for one store until idle.
 
     ``log`` receives one line per job (the CLI prints them; a detached worker's
-    stderr is ``logs/worker.log``).
+    stderr is ``logs/worker.log``). ``lease_ttl_s`` bounds how long a crashed
+    worker keeps a conversation from others (default: the compactor's, derived
+    from the summarizer timeout).
     """
 
     def __init__(
@@ -335,11 +337,13 @@ class Worker:
         *,
         summarizer: Summarizer | None = None,
         log: Callable[[str], None] | None = None,
+        lease_ttl_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
         self.config = engine.config
         self._summarizer = summarizer
+        self.lease_ttl_s = lease_ttl_s
         self.log = log or (lambda _line: None)
         self.clock = clock
 
@@ -402,7 +406,11 @@ class Worker:
         started = time.monotonic()
         try:
             compactor = Compactor(
-                store, self.config, self.summarizer(), estimator=self.engine.estimate
+                store,
+                self.config,
+                self.summarizer(),
+                estimator=self.engine.estimate,
+                lease_ttl_s=self.lease_ttl_s,
             )
             results = self._run(compactor, conversation.id, mode)
         except CompactionError as exc:

@@ -84,9 +84,24 @@ def hook(ctx: click.Context, event: str, client: str | None) -> None:
     show_default=True,
     help="Seconds between scans for new requests.",
 )
+@click.option(
+    "--lease-ttl",
+    "lease_ttl_s",
+    type=float,
+    default=None,
+    help="Seconds a conversation's compaction lease lasts unless renewed: how long a "
+    "crashed worker can hold others off (default: from summarizer.timeout_s).",
+)
 @json_option
 @click.pass_context
-def worker(ctx: click.Context, once: bool, idle_s: float, poll_s: float, as_json: bool) -> None:
+def worker(
+    ctx: click.Context,
+    once: bool,
+    idle_s: float,
+    poll_s: float,
+    lease_ttl_s: float | None,
+    as_json: bool,
+) -> None:
     """Compact conversations in the background, as hooks request it.
 
     Hooks start this detached when a session has piled up enough raw messages
@@ -107,7 +122,9 @@ def worker(ctx: click.Context, once: bool, idle_s: float, poll_s: float, as_json
         if not as_json:
             click.echo(f"lcm worker: {line}", err=True)
 
-    report = Worker(state.engine(), log=say).run(once=once, idle_s=idle_s, poll_s=poll_s)
+    report = Worker(state.engine(), log=say, lease_ttl_s=lease_ttl_s).run(
+        once=once, idle_s=idle_s, poll_s=poll_s
+    )
     if as_json:
         emit_json(to_jsonable(report))
     elif report.already_running is not None:
