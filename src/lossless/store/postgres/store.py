@@ -73,6 +73,7 @@ from lossless.store.postgres.connection import (
     describe_error,
     translated,
 )
+from lossless.store.postgres.jobs import Jobs
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.regex import compile_user_regex, required_literal, snippet_around
 from lossless.timeutil import utc_now_iso
@@ -400,6 +401,11 @@ class PostgresStore:
     @property
     def leases(self) -> _Leases:
         return _Leases(self)
+
+    @property
+    def jobs(self) -> Jobs:
+        """The shared work queue (PostgreSQL only; see ``lossless.store.postgres.jobs``)."""
+        return Jobs(self)
 
     # -- stats -------------------------------------------------------------
 
