@@ -381,10 +381,7 @@ class _Snapshot:
         self.facts: dict[int, MessageFacts] = load_facts(repos, ids) if ids else {}
         self.summaries: dict[str, Summary] = {}
         self._blocked: list[bool] | None = None
-
-    @property
-    def tokens(self) -> int:
-        return sum(i.token_count for i in self.items)
+        self.tokens = sum(i.token_count for i in self.items)
 
     def blocked(self) -> list[bool]:
         if self._blocked is None:
@@ -404,7 +401,11 @@ class _Snapshot:
         return None if item.summary_id is None else self.summary(item.summary_id).depth
 
     def replace(self, first: int, last: int, summary: Summary) -> None:
+        """Mirror ``context.replace_range`` for items ``first..last`` (indices)."""
         self.summaries[summary.id] = summary
+        self.tokens += summary.token_count - sum(
+            i.token_count for i in self.items[first : last + 1]
+        )
         self.items[first : last + 1] = [
             ContextItem(
                 conversation_id=self.conversation_id,
@@ -415,7 +416,11 @@ class _Snapshot:
                 token_count=summary.token_count,
             )
         ]
-        self._blocked = None
+        if self._blocked is not None:
+            # A replaced range never has a tool pair crossing its edges, so the
+            # cuts outside it keep their state and the cuts inside it vanish:
+            # no need to rescan the whole conversation after every pass.
+            self._blocked[first + 1 : last + 1] = []
 
 
 class Compactor:
@@ -505,22 +510,26 @@ class Compactor:
         first = next((i for i in range(tail) if items[i].item_type == "message"), None)
         if first is None:
             return None, "no raw messages outside the protected tail"
-        end = first
-        while end < tail and items[end].item_type == "message":
-            end += 1
         cap = max(1, self._int("leaf_chunk_tokens"))
         cut = first + 1
         total = items[first].token_count
-        while cut < end and total + items[cut].token_count <= cap:
+        while cut < tail and items[cut].item_type == "message":
+            if total + items[cut].token_count > cap:
+                break
             total += items[cut].token_count
             cut += 1
         blocked = snap.blocked()
         if blocked[cut]:
             # Prefer a smaller chunk; grow past the cap only when the first
             # tool exchange alone is larger than it.
-            back = next((c for c in range(cut - 1, first, -1) if not blocked[c]), None)
-            forward = next((c for c in range(cut + 1, end + 1) if not blocked[c]), None)
-            chosen = back if back is not None else forward
+            chosen = next((c for c in range(cut - 1, first, -1) if not blocked[c]), None)
+            if chosen is None:
+                forward = cut + 1
+                while forward <= tail and items[forward - 1].item_type == "message":
+                    if not blocked[forward]:
+                        chosen = forward
+                        break
+                    forward += 1
             if chosen is None:
                 return (
                     None,
@@ -1066,13 +1075,9 @@ class Compactor:
             source += chunk.tokens
             size = min(target, max(1, chunk.tokens - 1))
             after -= chunk.tokens - size
-            snap.items[chunk.first : chunk.last + 1] = [
-                ContextItem(
-                    conversation_id, snap.items[chunk.first].ordinal, "summary", None, "", size
-                )
-            ]
-            snap.summaries[""] = _placeholder_summary(conversation_id)
-            snap._blocked = None
+            snap.replace(
+                chunk.first, chunk.last, _placeholder_summary(conversation_id, chunks, size)
+            )
         return CompactionPlan(
             conversation_id=conversation_id,
             context_tokens=before,
@@ -1087,14 +1092,15 @@ class Compactor:
         )
 
 
-def _placeholder_summary(conversation_id: int) -> Summary:
+def _placeholder_summary(conversation_id: int, n: int, tokens: int) -> Summary:
+    """A stand-in leaf for ``plan``'s simulation; never stored."""
     return Summary(
-        id="",
+        id=f"planned_{n}",
         conversation_id=conversation_id,
         kind="leaf",
         depth=0,
         content="",
-        token_count=0,
+        token_count=tokens,
         earliest_at=None,
         latest_at=None,
         descendant_count=0,
