@@ -315,3 +315,41 @@ def uninstall(
     if not dry_run:
         plan.apply()
     _report(plan, dry_run, as_json)
+
+
+@cli.command()
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project whose project-scope install to check (default: the current directory).",
+)
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, project_dir: Path | None, as_json: bool) -> None:
+    """Check that lossless is installed, working and keeping up; say how to fix what is not.
+
+    Looks at the Claude Code and Codex installs (hooks present and running a
+    working lcm, MCP entries), the store (opens, migrations verified), the
+    background worker (requests served, compaction errors), the summarizer
+    configuration (no network call) and recent hook failures. Exits 1 when a
+    problem is found, 0 otherwise (warnings included).
+    """
+    from lossless.doctor import run_checks
+
+    checks = run_checks(state_of(ctx).config(), project_dir=project_dir)
+    problems = [c for c in checks if c.status == "problem"]
+    if as_json:
+        emit_json({"ok": not problems, "checks": to_jsonable(checks)})
+    else:
+        marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "problem": "FAIL"}
+        for check in checks:
+            click.echo(f"[{marks[check.status]}] {check.area}: {check.name}: {check.detail}")
+            if check.fix and check.status in ("warn", "problem"):
+                click.echo(f"       fix: {check.fix}")
+        click.echo(
+            f"\n{len(problems)} problem(s), "
+            f"{sum(1 for c in checks if c.status == 'warn')} warning(s)."
+        )
+    if problems:
+        ctx.exit(1)

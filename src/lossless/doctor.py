@@ -1,0 +1,575 @@
+"""``lcm doctor``: is lossless installed, working, and keeping up? Each problem with its fix.
+
+Checks, in the order a user would fix things:
+
+- **lcm**: this installation runs (the command hooks and MCP entries use).
+- **claude-code / codex**: per scope, the hooks are all there and their
+  commands point at an ``lcm`` that runs; the MCP entry exists and runs; the
+  MCP SDK is installed; Codex hooks are not switched off.
+- **store**: it opens (which verifies the migration ledger), its counts read,
+  nothing is stuck in quarantine unnoticed.
+- **worker**: compaction requests are being served (no old pending request
+  without a running worker), no compaction error is waiting.
+- **summarizer**: the configured provider can be built (SDK present, command
+  on PATH) — no network call is made.
+- **hooks log**: recent hook failures.
+
+A check is ``ok``, ``info``, ``warn`` or ``problem``; only problems make the
+command exit non-zero.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+    from lossless.integrations import Scope
+
+Status = Literal["ok", "info", "warn", "problem"]
+# A request older than this with no worker running means hooks fail to start it.
+STALE_REQUEST_S = 15 * 60
+RECENT_LOG_S = 24 * 3600
+
+
+@dataclass(slots=True)
+class Check:
+    area: str
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+
+class _Probe:
+    """Runs ``<command> --version`` once per distinct command prefix."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._seen: dict[tuple[str, ...], str | None] = {}
+
+    def error(self, prefix: Sequence[str]) -> str | None:
+        """None when the command runs; otherwise what went wrong."""
+        key = tuple(prefix)
+        if key in self._seen:
+            return self._seen[key]
+        exe = Path(prefix[0]) if prefix else None
+        problem: str | None = None
+        if exe is None:
+            problem = "empty command"
+        elif not exe.is_absolute() and shutil.which(str(exe)) is None:
+            problem = f"{exe} is not on PATH"
+        elif exe.is_absolute() and not exe.is_file():
+            problem = f"{exe} does not exist"
+        elif self.enabled:
+            try:
+                done = subprocess.run(
+                    [*prefix, "--version"], capture_output=True, text=True, timeout=30
+                )
+            except OSError as exc:
+                problem = f"{exe} cannot run: {exc}"
+            except subprocess.TimeoutExpired:
+                problem = f"{exe} --version did not finish in 30s"
+            else:
+                if done.returncode != 0 or "lcm" not in done.stdout:
+                    tail = (done.stderr or done.stdout).strip()[-200:]
+                    problem = f"{' '.join(prefix)} --version failed ({done.returncode}): {tail}"
+        self._seen[key] = problem
+        return problem
+
+    def mcp_error(self, entry: Mapping[str, Any]) -> str | None:
+        if not self.enabled:
+            return None
+        argv = [str(entry["command"]), *[str(a) for a in entry.get("args") or []]]
+        key = ("mcp", *argv)
+        if key not in self._seen:
+            self._seen[key] = mcp_handshake_error(argv)
+        return self._seen[key]
+
+
+def _lcm_prefix(command: str) -> list[str]:
+    """The part of an installed command before the lcm subcommand (keeps ``--home``)."""
+    from lossless.integrations import lcm_subcommand, split_command
+
+    argv = split_command(command)
+    found = lcm_subcommand(argv)
+    return argv[: found[0]] if found else argv[:1]
+
+
+def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | None:
+    """Start an MCP server command and do the initialize handshake over stdio.
+
+    None when it answers with its server info; otherwise what went wrong. Raw
+    JSON-RPC on purpose: it checks the installed command, whatever SDK (or
+    none) this process has.
+    """
+    import json
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "lcm-doctor", "version": "1"},
+        },
+    }
+    try:
+        done = subprocess.run(
+            list(argv),
+            input=json.dumps(request) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except OSError as exc:
+        return f"{argv[0]} cannot run: {exc}"
+    except subprocess.TimeoutExpired:
+        return f"{' '.join(argv)} did not answer the MCP handshake within {timeout_s:g}s"
+    for line in done.stdout.splitlines():
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(reply, dict) and reply.get("id") == 1:
+            result = reply.get("result")
+            if isinstance(result, dict) and "serverInfo" in result:
+                return None
+            return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+    tail = done.stderr.strip().splitlines()[-1:] if done.stderr.strip() else ["no output"]
+    return f"{' '.join(argv)} is not an MCP server that starts: {tail[0][:300]}"
+
+
+def _mcp_prefix(entry: Mapping[str, Any]) -> list[str]:
+    from lossless.integrations import join_command
+
+    argv = [str(entry["command"]), *[str(a) for a in entry.get("args") or []]]
+    return _lcm_prefix(join_command(argv))
+
+
+def _home_of(prefix: Sequence[str]) -> str | None:
+    if "--home" in prefix:
+        index = list(prefix).index("--home")
+        if index + 1 < len(prefix):
+            return prefix[index + 1]
+    return None
+
+
+def _check_commands(
+    area: str,
+    scope: str,
+    commands: Iterable[str],
+    probe: _Probe,
+    config: Config,
+    fix: str,
+) -> list[Check]:
+    checks: list[Check] = []
+    prefixes = {tuple(_lcm_prefix(c)) for c in commands}
+    for prefix in sorted(prefixes):
+        error = probe.error(prefix)
+        if error:
+            checks.append(
+                Check(area, f"{scope}: hook command", "problem", error, f"run `{fix}` again")
+            )
+            continue
+        home = _home_of(prefix)
+        if home is not None and Path(home).expanduser() != config.home:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: data folder",
+                    "warn",
+                    f"hooks store into {home}, but this lcm uses {config.home}",
+                    f"run `{fix}` with the data folder you want (LCM_HOME or --home)",
+                )
+            )
+    if prefixes and not checks:
+        shown = " ".join(sorted(prefixes)[0])
+        checks.append(Check(area, f"{scope}: hook command", "ok", f"{shown} runs"))
+    return checks
+
+
+def _mcp_sdk_error() -> str | None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+def check_claude_code(
+    config: Config, scopes: Sequence[tuple[Scope, Path | None]], probe: _Probe
+) -> list[Check]:
+    from lossless.integrations import claude_code
+
+    area = "claude-code"
+    checks: list[Check] = []
+    present = False
+    for scope, project in scopes:
+        found = claude_code.inspect(config, scope, project)
+        flag = " --scope project" if scope == "project" else ""
+        fix = f"lcm install claude-code{flag}"
+        if found.error:
+            checks.append(Check(area, f"{scope}: settings", "problem", found.error, None))
+            continue
+        if not found.present:
+            continue
+        present = True
+        if found.missing_events:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: hooks",
+                    "problem",
+                    f"{found.settings} lacks lossless hooks for {', '.join(found.missing_events)}",
+                    fix,
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    area, f"{scope}: hooks", "ok", f"{len(found.hooks)} events in {found.settings}"
+                )
+            )
+        commands = [c for cmds in found.hooks.values() for c in cmds]
+        checks.extend(_check_commands(area, scope, commands, probe, config, fix))
+        if found.mcp is None:
+            checks.append(
+                Check(area, f"{scope}: MCP server", "problem", f"no 'lcm' in {found.mcp_file}", fix)
+            )
+        else:
+            error = probe.error(_mcp_prefix(found.mcp)) or probe.mcp_error(found.mcp)
+            if error:
+                checks.append(Check(area, f"{scope}: MCP server", "problem", error, fix))
+            else:
+                checks.append(
+                    Check(area, f"{scope}: MCP server", "ok", f"'lcm' in {found.mcp_file}")
+                )
+    if present:
+        sdk = _mcp_sdk_error()
+        if sdk:
+            checks.append(
+                Check(
+                    area,
+                    "MCP SDK",
+                    "problem",
+                    f"the MCP server cannot start: {sdk}",
+                    "pip install 'lossless-context[mcp]' (in the environment of this lcm)",
+                )
+            )
+    elif config.path("claude_home").is_dir():
+        checks.append(
+            Check(
+                area,
+                "install",
+                "warn",
+                f"Claude Code is here ({config.path('claude_home')}) but lossless is not "
+                "installed: sessions are only stored by `lcm import`",
+                "lcm install claude-code",
+            )
+        )
+    else:
+        checks.append(Check(area, "install", "info", "Claude Code not found; not installed"))
+    return checks
+
+
+def check_codex(
+    config: Config, scopes: Sequence[tuple[Scope, Path | None]], probe: _Probe
+) -> list[Check]:
+    from lossless.integrations import codex
+
+    area = "codex"
+    checks: list[Check] = []
+    present = False
+    for scope, project in scopes:
+        found = codex.inspect(config, scope, project)
+        flag = " --scope project" if scope == "project" else ""
+        fix = f"lcm install codex{flag}"
+        if found.error:
+            checks.append(Check(area, f"{scope}: config", "problem", found.error, None))
+            continue
+        if not found.present:
+            continue
+        present = True
+        if found.missing_events:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: hooks",
+                    "problem",
+                    f"{found.hooks_file} lacks lossless hooks for {', '.join(found.missing_events)}",
+                    fix,
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: hooks",
+                    "ok",
+                    f"{len(found.hooks)} events in {found.hooks_file}",
+                )
+            )
+        if found.hooks_disabled:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: hooks enabled",
+                    "problem",
+                    f"{found.config} switches hooks off ([features] hooks = false)",
+                    f"remove that line from {found.config}, or set it to true",
+                )
+            )
+        commands = [c for cmds in found.hooks.values() for c in cmds]
+        checks.extend(_check_commands(area, scope, commands, probe, config, fix))
+        if found.mcp is None:
+            checks.append(
+                Check(
+                    area,
+                    f"{scope}: MCP server",
+                    "problem",
+                    f"no [mcp_servers.lcm] in {found.config}",
+                    fix,
+                )
+            )
+        else:
+            error = probe.error(_mcp_prefix(found.mcp)) or probe.mcp_error(found.mcp)
+            status: Status = "problem" if error else "ok"
+            detail = error or f"[mcp_servers.lcm] in {found.config}"
+            checks.append(
+                Check(area, f"{scope}: MCP server", status, detail, fix if error else None)
+            )
+    if present:
+        sdk = _mcp_sdk_error()
+        if sdk:
+            checks.append(
+                Check(
+                    area,
+                    "MCP SDK",
+                    "problem",
+                    f"the MCP server cannot start: {sdk}",
+                    "pip install 'lossless-context[mcp]'",
+                )
+            )
+    elif config.path("codex_home").is_dir():
+        checks.append(
+            Check(
+                area,
+                "install",
+                "warn",
+                f"Codex is here ({config.path('codex_home')}) but lossless is not installed",
+                "lcm install codex",
+            )
+        )
+    else:
+        checks.append(Check(area, "install", "info", "Codex not found; not installed"))
+    return checks
+
+
+def check_store_and_worker(config: Config) -> list[Check]:
+    from lossless.engine.engine import Engine
+    from lossless.errors import LosslessError
+    from lossless.worker import DONE_AT, LAST_ERROR, REQUESTED_AT, is_pending, running_worker_pid
+
+    checks: list[Check] = []
+    if config.get("storage.backend") == "sqlite" and not config.db_path.exists():
+        return [
+            Check(
+                "store",
+                "open",
+                "info",
+                f"no store yet at {config.db_path}: the first hook or `lcm import` creates it",
+            )
+        ]
+    try:
+        engine = Engine.open(config=config)
+    except LosslessError as exc:
+        return [
+            Check(
+                "store",
+                "open",
+                "problem",
+                str(exc),
+                "see the message; a database migrated by a newer lossless needs that version",
+            )
+        ]
+    with engine:
+        store = engine.store
+        try:
+            info = store.info()
+            stats = store.stats()
+            conversations = store.conversations.list()
+        except LosslessError as exc:
+            return [Check("store", "read", "problem", str(exc), None)]
+        where = info.get("path") or info.get("backend")
+        checks.append(
+            Check(
+                "store",
+                "open",
+                "ok",
+                f"{info.get('backend')} at {where}: {stats.conversations} conversations, "
+                f"{stats.messages} messages, {stats.summaries} summaries",
+            )
+        )
+        migrations = info.get("migrations") or []
+        checks.append(
+            Check("store", "migrations", "ok", f"{len(migrations)} applied, ledger verified")
+        )
+        if stats.quarantined:
+            checks.append(
+                Check(
+                    "store",
+                    "quarantine",
+                    "warn",
+                    f"{stats.quarantined} transcript line(s) could not be imported and are "
+                    "kept in quarantine",
+                    "look at them with `lcm import --json` output or the quarantine table",
+                )
+            )
+        pending = [c for c in conversations if is_pending(c)]
+        worker_pid = running_worker_pid(config.home)
+        now = time.time()
+        stale = [
+            c for c in pending if now - float(c.metadata.get(REQUESTED_AT) or now) > STALE_REQUEST_S
+        ]
+        if worker_pid is not None:
+            checks.append(
+                Check(
+                    "worker",
+                    "running",
+                    "ok",
+                    f"pid {worker_pid or '?'}; {len(pending)} conversation(s) waiting",
+                )
+            )
+        elif stale:
+            checks.append(
+                Check(
+                    "worker",
+                    "backlog",
+                    "problem",
+                    f"{len(stale)} compaction request(s) waiting over {STALE_REQUEST_S // 60} "
+                    "minutes and no worker running",
+                    "run `lcm worker --once` (and check logs/worker.log for why it stopped)",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    "worker",
+                    "idle",
+                    "ok",
+                    f"not running; {len(pending)} recent request(s) waiting"
+                    if pending
+                    else "not running; nothing waiting",
+                )
+            )
+        failed = [c for c in conversations if c.metadata.get(LAST_ERROR)]
+        if failed:
+            last = max(failed, key=lambda c: float(c.metadata.get(DONE_AT) or 0))
+            checks.append(
+                Check(
+                    "worker",
+                    "compaction errors",
+                    "problem",
+                    f"{len(failed)} conversation(s) failed to compact; latest "
+                    f"({last.session_id}): {last.metadata[LAST_ERROR]}",
+                    "fix the summarizer settings (`lcm config show`), then "
+                    f"`lcm compact {last.id}` or let the next session end retry",
+                )
+            )
+    return checks
+
+
+def check_summarizer(config: Config) -> list[Check]:
+    import shlex
+
+    from lossless.worker import summarizer_from_config
+
+    provider = str(config.get("summarizer.provider"))
+    origin = config.origins.get("summarizer.provider", "default")
+    if provider == "command":
+        argv = shlex.split(str(config.get("summarizer.command") or ""))
+        if argv and shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
+            return [
+                Check(
+                    "summarizer",
+                    provider,
+                    "problem",
+                    f"summarizer.command runs {argv[0]!r}, which is not on PATH",
+                    "install it or set summarizer.command in $LCM_HOME/config.toml",
+                )
+            ]
+    try:
+        built = summarizer_from_config(config)
+    except Exception as exc:
+        return [
+            Check(
+                "summarizer",
+                provider,
+                "problem",
+                f"cannot build the {provider!r} summarizer ({origin}): {exc}",
+                "fix summarizer.* in $LCM_HOME/config.toml (`lcm config show`)",
+            )
+        ]
+    detail = f"{built.name} ({origin})"
+    if provider == "extractive":
+        detail += "; offline, no LLM: lcm_expand_query returns evidence, not answers"
+    return [Check("summarizer", provider, "ok", detail)]
+
+
+def check_hook_log(config: Config) -> list[Check]:
+    path = config.log_dir / "hooks.log"
+    try:
+        lines = path.read_text("utf-8", errors="replace").splitlines()[-2000:]
+    except FileNotFoundError:
+        return [Check("hooks", "log", "info", "no hook has run yet")]
+    except OSError as exc:
+        return [Check("hooks", "log", "warn", f"cannot read {path}: {exc}", None)]
+    cutoff = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - RECENT_LOG_S))
+    entries = [line for line in lines if line[:4].isdigit()]
+    recent = [line for line in entries if line[:19] >= cutoff]
+    errors = [line for line in recent if " error " in line]
+    runs = len(recent)
+    if errors:
+        return [
+            Check(
+                "hooks",
+                "recent errors",
+                "warn",
+                f"{len(errors)} of {runs} hook run(s) in the last 24h failed; last: "
+                f"{errors[-1][:300]}",
+                f"see {path} (a failed hook never interrupts the session; the next one catches up)",
+            )
+        ]
+    last = entries[-1][:20] if entries else "never"
+    return [Check("hooks", "log", "ok", f"{runs} run(s) in the last 24h; last at {last}")]
+
+
+def run_checks(
+    config: Config, *, project_dir: Path | None = None, probe_commands: bool = True
+) -> list[Check]:
+    """Every check, in display order."""
+    from lossless.integrations import lcm_argv
+
+    probe = _Probe(probe_commands)
+    checks: list[Check] = []
+    me = lcm_argv()
+    error = probe.error(me)
+    checks.append(
+        Check("lcm", "this install", "problem" if error else "ok", error or " ".join(me), None)
+    )
+    project = (project_dir or Path.cwd()).resolve()
+    scopes: list[tuple[Scope, Path | None]] = [("user", None), ("project", project)]
+    checks.extend(check_claude_code(config, scopes, probe))
+    checks.extend(check_codex(config, scopes, probe))
+    checks.extend(check_store_and_worker(config))
+    checks.extend(check_summarizer(config))
+    checks.extend(check_hook_log(config))
+    return checks
