@@ -45,7 +45,6 @@ False-positive rules (what is deliberately NOT a secret):
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
 from collections import Counter
@@ -133,9 +132,8 @@ LITERAL_ANCHORS: Final[tuple[str, ...]] = (
     "://",
 )
 #: ... or one of these keywords, in any ASCII case.
-#: Each keyword costs one scan of the text; "credential" is left out because
-#: it only feeds the weak, entropy-scored names (structured data still uses it).
-KEYWORDS: Final[tuple[str, ...]] = ("pass", "pwd", "secret", "token", "key", "auth")
+#: Each keyword costs one scan of the text.
+KEYWORDS: Final[tuple[str, ...]] = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 
 
 class Finding(NamedTuple):
@@ -203,10 +201,6 @@ _TOKEN_CHARS: Final = _ALNUM | {"_", "-"}
 _B64_CHARS: Final = _ALNUM | {"+", "/", "=", "_", "-"}
 
 
-def _bounded(text: str, start: int, chars: frozenset[str]) -> bool:
-    return start == 0 or text[start - 1] not in chars
-
-
 def shannon_entropy(value: str) -> float:
     """Shannon entropy of ``value`` in bits per character."""
     if not value:
@@ -218,15 +212,15 @@ def shannon_entropy(value: str) -> float:
 _PIECES: Final = re.compile(r"[A-Za-z0-9]+")
 
 
+# lower, UPPER, or CamelCase whose capitals (or acronyms: "HTTPServer") each
+# start a lower-case run of two or more letters. Random mixed-case letters
+# almost always contain a lone lower-case letter between capitals ("mGLAnUU").
+_WORD_LIKE: Final = re.compile(r"[a-z]*(?:[A-Z]+[a-z]{2,})*[A-Z]*")
+
+
 def _word_like(piece: str) -> bool:
-    """A run of letters that reads like words: lower, UPPER or CamelCase humps."""
-    if piece.islower() or piece.isupper():
-        return True
-    # Count lower->Upper steps; an Upper->lower step is just the start of the next
-    # capitalised word. CamelCase identifiers step about once per word (~0.15 per
-    # character); random mixed-case text steps about every fourth character.
-    steps = sum(1 for a, b in itertools.pairwise(piece) if a.islower() and b.isupper())
-    return steps / max(1, len(piece) - 1) < 0.25
+    """A run of letters that reads like words rather than random characters."""
+    return _WORD_LIKE.fullmatch(piece) is not None
 
 
 def is_wordy(value: str) -> bool:
@@ -269,9 +263,12 @@ _PLACEHOLDER_SHAPE: Final = re.compile(
     """,
     re.VERBOSE,
 )
+# Long marker words may appear anywhere (a random token contains a given
+# 6-letter word with odds ~1e-9); short ones only as whole words, because random
+# tokens do contain "todo" or "here" now and then.
 _PLACEHOLDER_TEXT: Final = re.compile(
-    r"x{4,}|\*{3,}|\.{3}|…|changeme|change[-_]me|example|placeholder|redacted|dummy|sample"
-    r"|insert|replace|fixme|todo|(?:^|[^a-z])your|[-_]here(?:$|[^a-z])",
+    r"x{6,}|\*{3,}|\.{3}|…|changeme|change[-_]me|example|placeholder|redacted|replace"
+    r"|(?<![a-z0-9])(?:your|here|todo|fixme|dummy|sample|insert|xxxx?)(?![a-z0-9])",
 )
 _REPEATED: Final = re.compile(r"(.)\1*")
 
@@ -305,23 +302,34 @@ def _mixed(body: str) -> bool:
 
 # ----------------------------------------------------------------- prefixed formats
 
+# Each pattern starts with a literal so ``re`` can use its fast substring search.
+# The left-boundary test is a look-behind placed *after* that literal (a leading
+# look-behind would disable the fast search): an anchor inside a longer run of
+# token characters (base64 data, identifiers) then fails at once instead of
+# scanning the run, which keeps repeated anchors in one run linear.
 _A_RE: Final = re.compile(
-    r"A(?:(?P<aws>[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])|(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-]))"
+    r"A(?:(?<![A-Za-z0-9+/]A)(?P<aws>[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9_+/-]A)(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-]))"
 )
 _G_RE: Final = re.compile(
-    r"g(?:(?P<github>h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"
+    r"g(?<![A-Za-z0-9_-]g)"
+    r"(?:(?P<github>h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"
     r"|(?P<gitlab>lpat-[A-Za-z0-9_-]{20,64})(?![A-Za-z0-9_-]))"
 )
 _SK_RE: Final = re.compile(
-    r"sk(?:(?P<anthropic>-ant-[A-Za-z0-9_-]{20,400})"
+    r"sk(?<![A-Za-z0-9_-]sk)(?:(?P<anthropic>-ant-[A-Za-z0-9_-]{20,400})"
     r"|(?P<openai>-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400})"
     r"|(?P<stripe>_(?:live|test)_[A-Za-z0-9]{10,255}))(?![A-Za-z0-9_-])"
 )
 _OPENAI_PREFIX: Final = re.compile(r"^sk-(?:proj-|svcacct-|admin-)?")
-_RK_RE: Final = re.compile(r"rk_(?:live|test)_[A-Za-z0-9]{10,255}(?![A-Za-z0-9_-])")
-_SLACK_RE: Final = re.compile(r"xox[abposre]-[A-Za-z0-9-]{10,255}(?![A-Za-z0-9_-])")
+_RK_RE: Final = re.compile(
+    r"rk_(?<![A-Za-z0-9_-]rk_)(?:live|test)_[A-Za-z0-9]{10,255}(?![A-Za-z0-9_-])"
+)
+_SLACK_RE: Final = re.compile(
+    r"xox(?<![A-Za-z0-9_-]xox)[abposre]-[A-Za-z0-9-]{10,255}(?![A-Za-z0-9_-])"
+)
 _JWT_RE: Final = re.compile(
-    r"eyJ[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
+    r"eyJ(?<![A-Za-z0-9_.+/-]eyJ)[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
     r"(?![A-Za-z0-9_.+/=-])"
 )
 
@@ -332,32 +340,18 @@ def _find_prefixed(text: str) -> Iterator[Finding]:
     for m in _A_RE.finditer(text):
         start, end = m.span()
         if m.lastgroup == "aws":
-            if (
-                _bounded(text, start, _ALNUM)
-                and not _low_diversity(m[0][4:], 5)
-                and not is_placeholder(m[0])
-            ):
+            if not _low_diversity(m[0][4:], 5) and not is_placeholder(m[0]):
                 yield Finding(start, end, AWS_ACCESS_KEY)
-        elif (
-            _bounded(text, start, _TOKEN_CHARS)
-            and not _low_diversity(m[0][4:], 8)
-            and not is_placeholder(m[0][4:])
-        ):
+        elif not _low_diversity(m[0][4:], 8) and not is_placeholder(m[0][4:]):
             yield Finding(start, end, GOOGLE_API_KEY)
     for m in _G_RE.finditer(text):
         start, end = m.span()
         github = m.lastgroup == "github"
         body = m[0].split("_", 2)[-1] if github else m[0][6:]
-        if (
-            _bounded(text, start, _TOKEN_CHARS)
-            and not _low_diversity(body, 8)
-            and not is_placeholder(body)
-        ):
+        if not _low_diversity(body, 8) and not is_placeholder(body):
             yield Finding(start, end, GITHUB_TOKEN if github else GITLAB_TOKEN)
     for m in _SK_RE.finditer(text):
         start, end = m.span()
-        if not _bounded(text, start, _TOKEN_CHARS):
-            continue
         kind = m.lastgroup
         if kind == "anthropic":
             body = m[0][7:]
@@ -379,24 +373,14 @@ def _find_prefixed(text: str) -> Iterator[Finding]:
             yield Finding(start, end, category)
     for m in _RK_RE.finditer(text):
         body = m[0][8:]
-        if (
-            _bounded(text, m.start(), _TOKEN_CHARS)
-            and not _low_diversity(body, 6)
-            and not is_placeholder(body)
-        ):
+        if not _low_diversity(body, 6) and not is_placeholder(body):
             yield Finding(m.start(), m.end(), STRIPE_KEY)
     for m in _SLACK_RE.finditer(text):
         body = m[0][5:]
-        if (
-            _bounded(text, m.start(), _TOKEN_CHARS)
-            and any(c.isdigit() for c in body)
-            and not is_placeholder(body)
-            and not is_wordy(body)
-        ):
+        if any(c.isdigit() for c in body) and not is_placeholder(body) and not is_wordy(body):
             yield Finding(m.start(), m.end(), SLACK_TOKEN)
     for m in _JWT_RE.finditer(text):
-        if _bounded(text, m.start(), _B64_CHARS | {"."}):
-            yield Finding(m.start(), m.end(), JWT)
+        yield Finding(m.start(), m.end(), JWT)
 
 
 # ------------------------------------------------------------------- private keys
@@ -423,12 +407,21 @@ def _looks_like_key_body(body: str) -> bool:
 
 def _find_private_keys(text: str, found: list[Finding]) -> None:
     pos = 0
+    end: re.Match[str] | None = None
+    searched = False
     while (begin := _PEM_BEGIN.search(text, pos)) is not None:
-        end = _PEM_END.search(text, begin.end(), begin.end() + _PEM_MAX_BODY)
-        if end is not None and _looks_like_key_body(text[begin.end() : end.start()]):
-            found.append(Finding(begin.start(), end.end(), PRIVATE_KEY))
-            pos = end.end()
-            continue
+        # The next END marker is searched once and shared by every BEGIN before
+        # it, so many BEGINs without an END do not rescan the text each time.
+        if not searched or (end is not None and end.start() < begin.end()):
+            end = _PEM_END.search(text, begin.end())
+            searched = True
+        if end is not None and end.start() - begin.end() <= _PEM_MAX_BODY:
+            # A later BEGIN before this END owns it; this one may be truncated.
+            later = _PEM_BEGIN.search(text, begin.end(), end.start())
+            if later is None and _looks_like_key_body(text[begin.end() : end.start()]):
+                found.append(Finding(begin.start(), end.end(), PRIVATE_KEY))
+                pos = end.end()
+                continue
         body = _PEM_TRUNCATED_BODY.match(text, begin.end())
         if body is not None and _looks_like_key_body(body[0]):
             found.append(Finding(begin.start(), body.end(), PRIVATE_KEY))
@@ -445,7 +438,7 @@ def _find_private_keys(text: str, found: list[Finding]) -> None:
 # run past the authority part of the URL or out of a JSON string.
 _URL_RE: Final = re.compile(
     r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<hook>[A-Za-z0-9_/-]{16,255})"
-    r"|(?P<user>[^\s:@/?#\"'`\\<>\[\]{}]*):(?P<pw>[^\s/?#\"'`\\<>]+)@(?=[A-Za-z0-9\[_.-]))"
+    r"|(?P<user>[^\s:@/?#\"'`\\<>\[\]{}]{0,128}):(?P<pw>[^\s/?#\"'`\\<>]{1,256})@(?=[A-Za-z0-9\[_.-]))"
 )
 
 
@@ -544,8 +537,8 @@ def name_kind(name: str) -> int | None:
 
 
 _IDENT_CHARS: Final = _TOKEN_CHARS | {"."}
-_IDENT_TAIL: Final = re.compile(r"[A-Za-z0-9_.-]*")
 _MAX_NAME: Final = 96
+_IDENT_TAIL: Final = re.compile(rf"[A-Za-z0-9_.-]{{0,{_MAX_NAME}}}")
 
 # After the name: optional closing quote of a quoted key, a separator, then the
 # value. Quoted values never contain the quote or a newline; JSON-escaped quotes
@@ -560,24 +553,40 @@ _ASSIGN_RE: Final = re.compile(
     (?P<sp2>[ \t]*)
     (?P<scheme>(?:[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|[Dd]igest|[Bb]ot)[ \t]+)?
     (?:
-        \\"(?P<v1>[^"\\\n]*)\\"
-      | (?:[rbuRBU]{1,2})?"(?P<v2>(?:[^"\\\n]|\\[^\n])*)"
-      | '(?P<v3>[^'\\\n"]*)'
-      | `(?P<v4>[^`\\\n"]*)`
-      | (?P<v5>[^\s"'`\\,;&|<>(){}\[\]]+)
+        \\"(?P<v1>[^"\\\n]{0,4096})\\"
+      | (?:[rbuRBU]{1,2})?"(?P<v2>(?:[^"\\\n]|\\[^\n]){0,4096})"
+      | '(?P<v3>[^'\\\n"]{0,4096})'
+      | `(?P<v4>[^`\\\n"]{0,4096})`
+      | (?P<v5>[^\s"'`\\,;&|<>(){}\[\]]{1,1024})
     )
     """,
     re.VERBOSE,
 )
 # ``--password hunter2``: a command-line flag followed by its value.
 _FLAG_VALUE_RE: Final = re.compile(
-    r"""[ \t]+(?:"(?P<v2>[^"\\\n]*)"|'(?P<v3>[^'\\\n"]*)'|(?P<v5>[^\s"'`\\,;&|<>(){}\[\]-][^\s"'`\\,;&|<>(){}\[\]]*))"""
+    r"""[ \t]+(?:"(?P<v2>[^"\\\n]{0,4096})"|'(?P<v3>[^'\\\n"]{0,4096})'"""
+    r"""|(?P<v5>[^\s"'`\\,;&|<>(){}\[\]-][^\s"'`\\,;&|<>(){}\[\]]{0,1023}))"""
 )
 _AUTH_SCHEME_IN_QUOTES: Final = re.compile(
     r"(?:[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|[Dd]igest|[Bb]ot)[ \t]+"
 )
 _CODE_REF: Final = re.compile(r"[A-Za-z_$@][A-Za-z_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
-_PATH_OR_URL: Final = re.compile(r"~?\.{0,2}/|[A-Za-z]:\\|[A-Za-z][A-Za-z0-9+.-]*://")
+_URL_PREFIX: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_PATH: Final = re.compile(r"(?:~|\.{1,2})?/[\w.@%~-]*(?:/[\w.@%~-]*)*")
+_DIRECTORY: Final = re.compile(r"\.?[a-z][a-z_.-]+|[A-Z][a-z]+")
+
+
+def _is_path_or_url(value: str) -> bool:
+    if _URL_PREFIX.match(value):
+        return True
+    if _PATH.fullmatch(value) is None or value.startswith("//"):
+        return False
+    # Base64 secrets may start with "/" too; a path's first directory is a word
+    # ("/home/...", "/tmp/tmp.x8Fk2", "~/.ssh/...", "./build/...").
+    first = next((seg for seg in value.split("/")[1:] if seg), "")
+    return is_wordy(value) or _DIRECTORY.fullmatch(first) is not None
+
+
 _ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _B64ISH: Final = re.compile(r"[A-Za-z0-9+/=_.~-]+")
 _WS: Final = re.compile(r"\s")
@@ -594,7 +603,7 @@ def classify_value(
         kind = _K_TOKEN
     if len(value) < 4 or _WS.search(value) or is_placeholder(value):
         return None
-    if value[0] in "{}[]" or _PATH_OR_URL.match(value):
+    if value[0] in "{}[]" or _is_path_or_url(value):
         return None
     if not quoted and _CODE_REF.fullmatch(value) and not (env_style and kind == _K_PASSWORD):
         return None
@@ -626,17 +635,25 @@ def _name_start(text: str, i: int) -> int:
 
 def _find_assignments(text: str, found: list[Finding]) -> None:
     seen: set[int] = set()
+    consumed = 0
     for i in keyword_hits(text):
-        finding = _assignment_at(text, i, seen)
-        if finding is not None:
-            found.append(finding)
+        # A keyword inside the value just parsed ("password=token=...") is part
+        # of that value; skipping it keeps repeated keywords linear.
+        if i < consumed:
+            continue
+        result = _assignment_at(text, i, seen)
+        if result is not None:
+            consumed, finding = result
+            if finding is not None:
+                found.append(finding)
 
 
-def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
+def _assignment_at(text: str, i: int, seen: set[int]) -> tuple[int, Finding | None] | None:
+    """``(end of the parsed value, finding or None)``, or None if no assignment."""
     tail = _IDENT_TAIL.match(text, i)
     name_end = tail.end() if tail is not None else i
-    if name_end in seen:
-        return None
+    if name_end in seen or (name_end < len(text) and text[name_end] in _IDENT_CHARS):
+        return None  # already done, or a name too long to be a key
     seen.add(name_end)
     # Cheap early exit for the commonest hits ("input_tokens", "token_count"):
     # the name's last segment is the tail's, whatever precedes the keyword.
@@ -647,8 +664,8 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
     if len(name) != name_end - name_start:
         return None  # "the password." -- a sentence, not an assignment
     kind = name_kind(name)
-    if kind is None:
-        return None
+    if kind is None or text[max(0, name_start - 3) : name_start] == "://":
+        return None  # not secret-looking, or the user name of a URL (see _find_urls)
     m = _ASSIGN_RE.match(text, name_end)
     flag = None
     if m is None:
@@ -663,6 +680,7 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
     if group is None or not group.startswith("v"):
         return None
     vstart, vend = am.span(group)
+    parsed_end = am.end()
     value = text[vstart:vend]
     quoted = group != "v5"
     before = text[name_start - 1] if name_start > 0 else ""
@@ -670,9 +688,9 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
         # `"password=" + pw`: the name sits inside a string literal, so the
         # quote after "=" closes that literal instead of opening a value.
         if group == "v1" and text[max(0, name_start - 2) : name_start] == '\\"':
-            return None
+            return parsed_end, None
         if group in ("v2", "v3", "v4") and before == text[vstart - 1]:
-            return None
+            return parsed_end, None
     if quoted:
         scheme = _AUTH_SCHEME_IN_QUOTES.match(value)
         if scheme is not None:
@@ -683,7 +701,7 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
         vend -= len(value) - len(stripped)
         value = stripped
         if vend < len(text) and text[vend] in "([":
-            return None  # get_token(...), os.environ[...]
+            return parsed_end, None  # get_token(...), os.environ[...]
     env_style = (
         m is not None
         and not quoted
@@ -694,8 +712,8 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> Finding | None:
     )
     category = classify_value(kind, value, quoted=quoted, env_style=env_style)
     if category is None:
-        return None
-    return Finding(vstart, vend, category)
+        return parsed_end, None
+    return parsed_end, Finding(vstart, vend, category)
 
 
 def classify_named_value(name: str, value: str) -> str | None:
