@@ -167,6 +167,15 @@ def test_open_store_selects_postgres_and_never_falls_back(pg_url: str, tmp_path:
     assert not (tmp_path / "lcm.db").exists()
 
 
+def test_info_reports_server_migrations_and_pool(store: PostgresStore) -> None:
+    info = store.info()
+    assert info["backend"] == "postgresql"
+    assert info["server_version"].startswith("18")
+    assert info["migrations"] == [f"{m.version:04d}_{m.name}" for m in available_migrations()]
+    assert info["pool"]["max"] >= info["pool"]["size"] >= 1
+    assert PASSWORD not in str(info) and "****" in info["path"]
+
+
 def _closed_port() -> int:
     import socket
 

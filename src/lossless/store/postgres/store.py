@@ -449,6 +449,8 @@ class PostgresStore:
         stats = self._pool.get_stats()
         return {
             "backend": self.backend,
+            # "path" is where status and doctor look for a store's location.
+            "path": self.target.scrub(self.target.url),
             "url": self.target.scrub(self.target.url),
             "host": self.target.host,
             "port": self.target.port,
