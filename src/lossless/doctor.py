@@ -110,6 +110,8 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
     none) this process has.
     """
     import json
+    import queue
+    import threading
 
     request = {
         "jsonrpc": "2.0",
@@ -122,29 +124,54 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
         },
     }
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             list(argv),
-            input=json.dumps(request) + "\n",
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout_s,
         )
     except OSError as exc:
         return f"{argv[0]} cannot run: {exc}"
-    except subprocess.TimeoutExpired:
-        return f"{' '.join(argv)} did not answer the MCP handshake within {timeout_s:g}s"
-    for line in done.stdout.splitlines():
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(reply, dict) and reply.get("id") == 1:
-            result = reply.get("result")
-            if isinstance(result, dict) and "serverInfo" in result:
-                return None
-            return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
-    tail = done.stderr.strip().splitlines()[-1:] if done.stderr.strip() else ["no output"]
-    return f"{' '.join(argv)} is not an MCP server that starts: {tail[0][:300]}"
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                return f"{' '.join(argv)} did not answer the MCP handshake within {timeout_s:g}s"
+            if line is None:
+                break
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(reply, dict) and reply.get("id") == 1:
+                result = reply.get("result")
+                if isinstance(result, dict) and "serverInfo" in result:
+                    return None
+                return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+    except OSError:
+        pass
+    finally:
+        # The answer is all we need; the SDK's orderly shutdown takes seconds.
+        proc.kill()
+        _, err = proc.communicate()
+    lines_of_err = [line for line in (err or "").strip().splitlines() if line.strip()]
+    tail = lines_of_err[-1] if lines_of_err else "no output"
+    return f"{' '.join(argv)} is not an MCP server that starts: {tail[:300]}"
 
 
 def _mcp_prefix(entry: Mapping[str, Any]) -> list[str]:
