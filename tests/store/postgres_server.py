@@ -167,7 +167,7 @@ class EmbeddedPostgres:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)
 
     def create_database(self, prefix: str = "lcm_test", template: str | None = None) -> str:
         """A new empty database (or a copy of ``template``); returns its URL."""
