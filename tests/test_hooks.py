@@ -428,10 +428,8 @@ def test_session_start_after_compaction_injects_dag_view(
     live.parent.mkdir()
     live.write_bytes(source.read_bytes())
     assert_quiet(fire("PreCompact", claude_payload("PreCompact", live, source.stem)))
-    worker = subprocess.run(
-        [*lcm_argv(), "worker", "--once"], capture_output=True, timeout=120, check=False
-    )
-    assert worker.returncode == 0, worker.stderr.decode()
+    # The hook asked the background worker to compact; wait until it has.
+    wait_until_served(lcm_home)
 
     started = time.monotonic()
     result = fire(
@@ -475,6 +473,24 @@ def test_session_start_on_resume_without_summaries(tmp_path: Path, shared_data: 
     assert "stored verbatim" in context and "None of them are summarized yet" in context
 
 
+def wait_until_served(home: Path, timeout_s: float = 90) -> None:
+    """Until no conversation has a compaction request the worker has not served."""
+    from lossless.worker import is_pending
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        store = open_store(load_config(home))
+        try:
+            conversations = store.conversations.list()
+        finally:
+            store.close()
+        requested = [c for c in conversations if "lcm_compaction_requested_at" in c.metadata]
+        if requested and not any(is_pending(c) for c in conversations):
+            return
+        assert time.monotonic() < deadline, (home / "logs" / "worker.log").read_text()
+        time.sleep(0.2)
+
+
 def test_session_end_requests_compaction_and_starts_worker(
     shared_data: Path, tmp_path: Path, lcm_home: Path, small_chunks: None
 ) -> None:
@@ -483,19 +499,31 @@ def test_session_end_requests_compaction_and_starts_worker(
     live.write_bytes(source.read_bytes())
     assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "end")))
     assert "started worker" in hooks_log(lcm_home)
-    config = load_config(lcm_home)
-    deadline = time.monotonic() + 60
-    while True:
-        store = open_store(config)
-        try:
-            (conv,) = store.conversations.list()
-            summaries = store.summaries.list(conv.id)
-            done = "lcm_compaction_done_at" in conv.metadata
-        finally:
-            store.close()
-        if done or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert done, (lcm_home / "logs" / "worker.log").read_text()
-    assert summaries
+    wait_until_served(lcm_home)
+    store = open_store(load_config(lcm_home))
+    try:
+        (conv,) = store.conversations.list()
+        assert conv.metadata["lcm_compaction_mode"] == "sweep"
+        assert store.summaries.list(conv.id)
+    finally:
+        store.close()
     assert (lcm_home / WORKER_LOCK).exists()
+
+
+def test_sessions_lossless_started_itself_are_not_captured(
+    tmp_path: Path, shared_data: Path, lcm_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lossless.hooks import CHILD_MARKER_ENV
+    from lossless.summarize.command import CHILD_MARKER_ENV as SUMMARIZER_MARKER
+
+    # The `command` summarizer marks its child with the same variable.
+    assert CHILD_MARKER_ENV == SUMMARIZER_MARKER
+    live = tmp_path / "summarizer-session.jsonl"
+    live.write_bytes((shared_data / SPOTTER / "short.jsonl").read_bytes())
+    monkeypatch.setenv(CHILD_MARKER_ENV, "1")
+    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "inner")))
+    assert " skipped " in hooks_log(lcm_home)
+    assert not (lcm_home / "lcm.db").exists()
+    monkeypatch.delenv(CHILD_MARKER_ENV)
+    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "inner")))
+    assert len(snapshot(lcm_home)) == 1

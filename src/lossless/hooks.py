@@ -15,6 +15,9 @@ What each event does:
   the session's summary DAG (top summaries with ids and time ranges, and how
   to expand them) as ``hookSpecificOutput.additionalContext``.
 
+Sessions lossless starts itself (a ``claude -p`` summarizer or sub-agent,
+marked by ``LCM_IN_SUMMARIZER``) are not captured.
+
 After an ingest, if the conversation has more raw tokens outside its fresh tail
 than one leaf chunk, a compaction request is recorded and the background
 worker is started detached (``lossless.worker``). Compaction never runs here.
@@ -63,6 +66,18 @@ MAX_CONTEXT_CHARS = 9_500
 INGEST_LOCK_WAIT_S = 10.0
 LOG_FILE = "hooks.log"
 LOG_ROTATE_BYTES = 5 * 1024 * 1024
+# Set by lossless in the environment of every model process it starts (the
+# `command` summarizer, the lcm_expand_query sub-agent). A `claude -p` started
+# that way fires these hooks too; capturing it would store lossless's own
+# summarization prompts as user history and could trigger more compaction.
+# An inter-process marker set by our own code, not configuration, so it is
+# read here directly rather than through Config.
+CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
+
+
+def inside_subagent() -> bool:
+    """True in a process that lossless started as a model sub-process."""
+    return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")
 
 
 class HookInputError(Exception):
@@ -105,6 +120,9 @@ def main(
         config = load_config(home)
         raw = _read_stdin(stdin)
         payload = parse_payload(raw)
+        if inside_subagent():
+            _log(config, event, payload, "skipped", time.monotonic() - started, CHILD_MARKER_ENV)
+            return 0
         outcome = handle(event, payload, config, client=client)
         if outcome.output:
             out.write(outcome.output)

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
+from lossless.hooks import CHILD_MARKER_ENV, inside_subagent
+
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.engine import Engine
@@ -55,10 +57,6 @@ DEFAULT_QUERY_TOKENS = 4_000
 DEFAULT_QUERY_SECONDS = 60.0
 MAX_QUERY_SECONDS = 180.0
 ANSWER_MAX_OUTPUT_TOKENS = 1_024
-# Set by lossless in the environment of every model sub-process it starts (the
-# `command` summarizer and the expand_query sub-agent). An inter-process marker
-# set by our own code, not user configuration, so it is read here directly.
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 
 Mode = Literal["regex", "full_text"]
 Scope = Literal["messages", "summaries", "both"]
@@ -194,11 +192,6 @@ def answerer_from_config(config: Config) -> Answerer | None:
         argv = shlex.split(str(config.get("summarizer.command") or ""))
         return _CommandAnswerer(argv) if argv else None
     return None
-
-
-def inside_subagent() -> bool:
-    """True in a process that lossless started as a model sub-agent."""
-    return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")
 
 
 # --------------------------------------------------------------------------- tools
