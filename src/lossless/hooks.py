@@ -367,17 +367,17 @@ def _schedule(engine: Engine, outcome: HookOutcome, *, sweep: bool) -> None:
 def session_context(engine: Engine, conversation: Conversation) -> str:
     """The DAG view injected after a compaction or on resume, or '' if nothing to say.
 
-    Lists the summaries currently in the conversation's context (the tops of
-    its DAG), newest last, each with id, depth, time range and its opening
-    words, within ``MAX_CONTEXT_CHARS``.
+    The summaries currently in the conversation's context (the tops of its
+    DAG) with ids, depths and time ranges, newest kept when space runs out
+    (``engine.dag.session_start_view``, the same view as ``lcm dag``), framed
+    by what is stored and how to get it back, within ``MAX_CONTEXT_CHARS``.
     """
+    from lossless.engine.dag import session_start_view
+
     store = engine.store
     message_count = store.messages.count(conversation.id)
     if message_count == 0:
         return ""
-    items = store.context.list(conversation.id)
-    summary_ids = [i.summary_id for i in items if i.summary_id is not None]
-    summaries = [s for s in (store.summaries.get(sid) for sid in summary_ids) if s is not None]
     head = (
         f"[lossless] Session {conversation.session_id}: all {message_count} messages are "
         "stored verbatim in lossless (lcm)."
@@ -388,44 +388,11 @@ def session_context(engine: Engine, conversation: Conversation) -> str:
         "from; lcm_describe shows one id in full; lcm_expand_query answers a question from "
         "the history. In a shell: `lcm grep PATTERN`, `lcm expand SUM_ID`."
     )
-    if not summaries:
+    budget = MAX_CONTEXT_CHARS - len(head) - len(howto) - 2
+    view = session_start_view(store, conversation.id, max_chars=budget)
+    if not view:
         return f"{head} None of them are summarized yet.\n{howto}"
-    raw = sum(1 for i in items if i.item_type == "message")
-    lines = [
-        f"{head} The oldest {message_count - raw} are compacted into {len(summaries)} "
-        "top-level summaries, oldest first:"
-    ]
-    entries = [_summary_entry(s) for s in summaries]
-    budget = MAX_CONTEXT_CHARS - len(lines[0]) - len(howto) - 200
-    # Newest summaries matter most after a compaction: keep them, drop the oldest.
-    kept: list[str] = []
-    used = 0
-    for entry in reversed(entries):
-        if used + len(entry) + 1 > budget:
-            break
-        kept.append(entry)
-        used += len(entry) + 1
-    kept.reverse()
-    omitted = len(entries) - len(kept)
-    if omitted:
-        lines.append(f"({omitted} older summaries omitted; find them with lcm_grep)")
-    lines.extend(kept)
-    lines.append(howto)
-    return "\n".join(lines)[:MAX_CONTEXT_CHARS]
-
-
-def _summary_entry(summary: Any, excerpt_chars: int = 600) -> str:
-    text = " ".join(str(summary.content).split())
-    if len(text) > excerpt_chars:
-        text = text[: excerpt_chars - 1] + "…"
-    span = f"{_short_ts(summary.earliest_at)} .. {_short_ts(summary.latest_at)}"
-    return f"- {summary.id} ({summary.kind}, depth {summary.depth}, {span}): {text}"
-
-
-def _short_ts(value: str | None) -> str:
-    if not value:
-        return "?"
-    return value[:16].replace("T", " ")
+    return f"{head}\n{view}\n{howto}"[:MAX_CONTEXT_CHARS]
 
 
 # --------------------------------------------------------------------------- log

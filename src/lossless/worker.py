@@ -52,7 +52,7 @@ CompactionMode = Literal["incremental", "sweep"]
 WORKER_LOCK = "worker.lock"
 DEFAULT_IDLE_S = 60.0
 DEFAULT_POLL_S = 2.0
-# Incremental runs do one leaf pass each; a session that grew by a lot between
+# An after-turn run does one leaf pass; a session that grew by a lot between
 # two runs needs several. Bounded so one busy conversation cannot starve others.
 MAX_INCREMENTAL_ROUNDS = 50
 
@@ -266,28 +266,6 @@ def pending_conversations(store: Store) -> list[Conversation]:
     return sorted(found, key=lambda c: _float((c.metadata or {}).get(REQUESTED_AT)))
 
 
-# --------------------------------------------------------------------------- summarizer
-
-
-def summarizer_from_config(config: Config) -> Summarizer:
-    """The summarizer the configuration names (raises ``ValueError`` or
-    ``SummarizerFatalError`` when it cannot be built)."""
-    import shlex
-
-    from lossless.summarize import build_summarizer
-
-    command = str(config.get("summarizer.command") or "")
-    return build_summarizer(
-        str(config.get("summarizer.provider")),
-        model=str(config.get("summarizer.model") or "") or None,
-        api_key=str(config.get("summarizer.api_key") or "") or None,
-        base_url=str(config.get("summarizer.base_url") or "") or None,
-        command=shlex.split(command) if command else None,
-        timeout_s=float(config.get("summarizer.timeout_s")),
-        retries=int(config.get("summarizer.retries")),
-    )
-
-
 # --------------------------------------------------------------------------- worker
 
 
@@ -342,15 +320,11 @@ class Worker:
     ) -> None:
         self.engine = engine
         self.config = engine.config
-        self._summarizer = summarizer
+        if summarizer is not None:
+            engine.summarizer = summarizer
         self.lease_ttl_s = lease_ttl_s
         self.log = log or (lambda _line: None)
         self.clock = clock
-
-    def summarizer(self) -> Summarizer:
-        if self._summarizer is None:
-            self._summarizer = summarizer_from_config(self.config)
-        return self._summarizer
 
     def run(
         self,
@@ -396,7 +370,7 @@ class Worker:
 
     def compact(self, conversation: Conversation) -> JobOutcome:
         """Compact one conversation for its pending request and record it as served."""
-        from lossless.engine.compaction import CompactionError, Compactor
+        from lossless.engine.compaction import CompactionError
 
         store = self.engine.store
         meta = conversation.metadata or {}
@@ -405,13 +379,7 @@ class Worker:
         outcome = JobOutcome(conversation.id, mode)
         started = time.monotonic()
         try:
-            compactor = Compactor(
-                store,
-                self.config,
-                self.summarizer(),
-                estimator=self.engine.estimate,
-                lease_ttl_s=self.lease_ttl_s,
-            )
+            compactor = self.engine.compactor(lease_ttl_s=self.lease_ttl_s)
             results = self._run(compactor, conversation.id, mode)
         except CompactionError as exc:
             # A misconfigured summarizer: retrying every poll would spin, so the
@@ -445,7 +413,10 @@ class Worker:
             return [compactor.sweep(conversation_id)]
         results: list[CompactionResult] = []
         for _ in range(MAX_INCREMENTAL_ROUNDS):
-            result = compactor.incremental(conversation_id)
+            # What an agent loop runs after each turn: one leaf pass and the
+            # condensations it enables, then down to the context threshold if
+            # still above it. Repeated: the session may have grown by many turns.
+            result = compactor.after_turn(conversation_id)
             results.append(result)
             if not result.acted or result.error:
                 break
