@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 # Importing a command module registers its commands on ``cli``.
+from lossless.cli import compaction as _compaction  # noqa: F401
 from lossless.cli import history as _history  # noqa: F401
 from lossless.cli import integration as _integration  # noqa: F401
 from lossless.cli import memory as _memory  # noqa: F401

@@ -26,6 +26,7 @@ from lossless.engine.ingest import (
     MessagePrep,
     ingest_messages,
 )
+from lossless.engine.sensitive import PatternBook, Redactors
 from lossless.errors import InputError, NotFoundError
 from lossless.models import Conversation, NewMessage, SearchHit
 from lossless.sources.base import SourceKind
@@ -53,6 +54,7 @@ class Engine:
         self.config = config
         self.store = store
         self.estimate = token_estimator
+        self._redactors: Redactors | None = None
 
     @classmethod
     def open(
@@ -122,16 +124,38 @@ class Engine:
 
     # -- ingest ----------------------------------------------------------
 
+    @property
+    def redactors(self) -> Redactors:
+        """Secret redaction per project: built-in detectors plus the user's patterns."""
+        if self._redactors is None:
+            self._redactors = Redactors(
+                PatternBook.load(self.config.home),
+                enabled=bool(self.config.get("redaction.enabled")),
+            )
+        return self._redactors
+
     def message_prep(self) -> list[MessagePrep]:
-        """Steps every message passes through before storage, in order."""
+        """Steps every (already redacted) message passes through before storage."""
+
+        def store_large_content(conversation: Conversation, message: NewMessage) -> NewMessage:
+            from lossless.engine.large_files import externalize_large_content
+
+            return externalize_large_content(
+                self.store, self.config, conversation.id, message, estimator=self.estimate
+            )
 
         def count_tokens(_conversation: Conversation, message: NewMessage) -> NewMessage:
             return dataclasses.replace(message, token_count=self.estimate(message.content))
 
-        return [count_tokens]
+        return [store_large_content, count_tokens]
 
     def importer(self, *, project_override: str | None = None) -> Importer:
-        return Importer(self.store, prepare=self.message_prep(), project_override=project_override)
+        return Importer(
+            self.store,
+            redactors=self.redactors,
+            prepare=self.message_prep(),
+            project_override=project_override,
+        )
 
     def import_file(
         self,
@@ -158,15 +182,22 @@ class Engine:
     def ingest(
         self, conversation: Conversation, messages: Sequence[NewMessage | dict[str, Any]]
     ) -> list[int]:
-        """Store messages given by an embedding agent; returns the new message ids."""
-        prepared: list[NewMessage] = []
-        for item in messages:
-            message = item if isinstance(item, NewMessage) else _message_from_dict(item)
-            for step in self.message_prep():
-                message = step(conversation, message)
-            prepared.append(message)
+        """Store messages given by an embedding agent; returns the new message ids.
+
+        Messages are redacted, large content is stored apart, tokens are
+        counted; all of it or nothing is stored.
+        """
+        converted = [
+            item if isinstance(item, NewMessage) else _message_from_dict(item) for item in messages
+        ]
         with self.store.transaction() as tx:
-            return ingest_messages(tx, conversation, prepared)
+            return ingest_messages(
+                tx,
+                conversation,
+                converted,
+                redactor=self.redactors.for_conversation(conversation),
+                prepare=self.message_prep(),
+            )
 
     # -- retrieval -------------------------------------------------------
 

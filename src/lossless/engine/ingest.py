@@ -18,12 +18,14 @@ import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lossless.engine.sensitive import Redactors, redact_raw_line, redact_records
 from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
+from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
 from lossless.store.contract import Repositories, Store
 from lossless.timeutil import normalize_ts, utc_now_iso
@@ -51,6 +53,7 @@ class FileImportResult:
     resumed_from: int = 0
     pending_tail: bool = False
     held_back_bytes: int = 0
+    redactions: dict[str, int] = field(default_factory=dict)
     error: str | None = None
 
     @property
@@ -130,10 +133,12 @@ class Importer:
         self,
         store: Store,
         *,
+        redactors: Redactors | None = None,
         prepare: Sequence[MessagePrep] = (),
         project_override: str | None = None,
     ) -> None:
         self.store = store
+        self.redactors = redactors
         self.prepare = list(prepare)
         self.project_override = project_override
 
@@ -228,12 +233,16 @@ class Importer:
                     result.session_id = conversation.session_id
             elif isinstance(event, ParseProblem):
                 result.problems.append(event.describe())
+                raw = event.raw
+                if self.redactors is not None:
+                    project = conversation.project if conversation else None
+                    raw = redact_raw_line(self.redactors.for_project(project), raw)
                 self.store.quarantine.add(
                     source_path=event.source_path,
                     line_no=event.line_no,
                     byte_offset=event.byte_offset,
                     error=event.error,
-                    raw=event.raw,
+                    raw=raw,
                 )
             elif isinstance(event, NewMessage):
                 if conversation is None:
@@ -295,23 +304,39 @@ class Importer:
         records: list[NewNativeRecord],
         result: FileImportResult,
     ) -> None:
+        # Skip what is already stored before doing any work on it (redaction,
+        # large-file storage): a re-read of a rewritten file costs little.
+        keys = [m.ingest_key for m in messages if m.ingest_key and m.native_records]
+        known = self.store.messages.has_native_keys(conversation.id, keys) if keys else set()
+        fresh = [m for m in messages if not (m.native_records and m.ingest_key in known)]
+        result.messages_skipped += len(messages) - len(fresh)
+        redactor = self.redactors.for_conversation(conversation) if self.redactors else None
+        counts: dict[str, int] = {}
         ready: list[NewMessage] = []
-        for message in messages:
+        for message in fresh:
             message = dataclasses.replace(message, created_at=normalize_ts(message.created_at))
-            for step in self.prepare:
-                message = step(conversation, message)
+            if redactor is not None:
+                message = _redact(redactor, message, counts)
             problem = _text_problem(message)
             if problem is not None:
                 self._quarantine_message(message, problem, result)
                 continue
+            for step in self.prepare:
+                message = step(conversation, message)
             ready.append(message)
+        if redactor is not None and records:
+            records, record_counts = redact_records(redactor, records)
+            _add_counts(counts, record_counts)
         with self.store.transaction() as tx:
             appended = tx.messages.append(conversation.id, ready)
             tx.context.append_messages(conversation.id, appended.inserted)
             if records:
                 result.records_added += tx.messages.add_native_records(conversation.id, records)
+            if counts:
+                record_redactions(tx, conversation.id, counts)
         result.messages_added += len(appended.inserted)
         result.messages_skipped += appended.skipped
+        _add_counts(result.redactions, counts)
         inserted_keys = {m.ingest_key for m in appended.inserted}
         result.records_added += sum(
             len(m.native_records) for m in ready if m.ingest_key in inserted_keys
@@ -350,16 +375,58 @@ def _fallback_session(path: Path) -> SessionInfo:
     return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
 
 
+def _add_counts(total: dict[str, int], more: Mapping[str, int]) -> None:
+    for category, n in more.items():
+        total[category] = total.get(category, 0) + n
+
+
+def _redact(redactor: Redactor, message: NewMessage, counts: dict[str, int]) -> NewMessage:
+    redacted, found = redactor.redact_message(message)
+    if found:
+        # A secret usually appears in the content, a part and the raw record at
+        # once; count it where a reader sees it (the content) when it is there.
+        in_content = redactor.redact_text(message.content).counts
+        _add_counts(counts, in_content or found)
+    return redacted
+
+
+def record_redactions(repos: Repositories, conversation_id: int, counts: Mapping[str, int]) -> None:
+    """Add ``counts`` to the conversation's per-category redaction tally."""
+    conversation = repos.conversations.get(conversation_id)
+    if conversation is None:
+        return
+    tally = dict(conversation.metadata.get("redactions") or {})
+    _add_counts(tally, counts)
+    repos.conversations.update_metadata(conversation_id, {"redactions": tally})
+
+
 def ingest_messages(
-    repos: Repositories, conversation: Conversation, messages: Sequence[NewMessage]
+    repos: Repositories,
+    conversation: Conversation,
+    messages: Sequence[NewMessage],
+    *,
+    redactor: Redactor | None = None,
+    prepare: Sequence[MessagePrep] = (),
 ) -> list[int]:
-    """Append API-supplied messages (no transcript file) and their context items."""
+    """Append API-supplied messages (no transcript file) and their context items.
+
+    Raises ``InputError`` (storing nothing) if a message cannot be stored.
+    """
+    counts: dict[str, int] = {}
+    ready: list[NewMessage] = []
     for message in messages:
+        if redactor is not None:
+            message = _redact(redactor, message, counts)
         problem = _text_problem(message)
         if problem is not None:
-            raise InputError(problem)
-    appended = repos.messages.append(conversation.id, messages)
+            raise InputError(problem.replace("; the line is kept verbatim in quarantine", ""))
+        for step in prepare:
+            message = step(conversation, message)
+        ready.append(message)
+    appended = repos.messages.append(conversation.id, ready)
     repos.context.append_messages(conversation.id, appended.inserted)
+    if counts:
+        record_redactions(repos, conversation.id, counts)
     return [m.id for m in appended.inserted]
 
 
