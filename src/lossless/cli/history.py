@@ -9,6 +9,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, print_table, state_of, to_jsonable
 from lossless.engine import retrieval
+from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
@@ -175,7 +176,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
     engine = state_of(ctx).engine()
     stats = engine.store.stats()
     info = engine.store.info()
-    data = {"store": info, "stats": to_jsonable(stats), "home": str(engine.config.home)}
+    redactions = redaction_totals(engine.store)
+    data = {
+        "store": info,
+        "stats": to_jsonable(stats),
+        "redactions": redactions,
+        "home": str(engine.config.home),
+    }
     if as_json:
         emit_json(data)
         return
@@ -187,6 +194,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
     click.echo(f"large files:   {stats.large_files}")
     click.echo(f"quarantined:   {stats.quarantined} line(s)")
+    total = sum(redactions.values())
+    detail = ", ".join(f"{k} {v}" for k, v in redactions.items())
+    click.echo(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))
 
 
 def _by_client(by_client: dict[str, int]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from lossless.errors import ConfigError, InputError
 from lossless.models import Conversation, NewNativeRecord
 from lossless.redact import Redactor, UserPattern, patterns_for_project, validate_pattern
+from lossless.store.contract import Repositories
 
 PATTERNS_FILE = "sensitive.json"
 
@@ -131,3 +132,12 @@ def redact_raw_line(redactor: Redactor, raw: bytes) -> bytes:
     text = raw.decode("latin-1")
     result = redactor.redact_text(text)
     return raw if not result.counts else result.text.encode("latin-1", errors="replace")
+
+
+def redaction_totals(repos: Repositories) -> dict[str, int]:
+    """Secrets redacted so far, per category, over every conversation."""
+    totals: dict[str, int] = {}
+    for conversation in repos.conversations.list():
+        for category, n in (conversation.metadata.get("redactions") or {}).items():
+            totals[category] = totals.get(category, 0) + int(n)
+    return dict(sorted(totals.items()))
