@@ -244,9 +244,9 @@ def replay_claude(
     [
         ("short.jsonl", 1, 4),
         ("tool_heavy.jsonl", 2, 7),
-        (f"{MAIN_WITH_AGENTS}.jsonl", 60, 160),
-        ("fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", 250, 450),
-        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 300, 550),
+        (f"{MAIN_WITH_AGENTS}.jsonl", 25, 60),
+        ("fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", 120, 260),
+        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 150, 320),
     ],
 )
 def test_replay_claude_session_equals_bulk_import(
