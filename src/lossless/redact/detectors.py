@@ -543,8 +543,10 @@ _IDENT_TAIL: Final = re.compile(rf"[A-Za-z0-9_.-]{{0,{_MAX_NAME}}}")
 # After the name: optional closing quote of a quoted key, a separator, then the
 # value. Quoted values never contain the quote or a newline; JSON-escaped quotes
 # (\") delimit values inside JSON strings; unquoted values stop at whitespace,
-# quotes, backslashes (a JSON escape such as \n) and code punctuation. None of the
-# forms can run across a JSON string boundary.
+# quotes and code punctuation. Inside raw JSON a value runs on through escapes of
+# ordinary characters (\u00e9, \\, \/) -- stopping there would leak the rest of
+# the secret -- but stops at escaped whitespace (\n, \t) and escaped quotes. None
+# of the forms can run across a JSON string boundary.
 _ASSIGN_RE: Final = re.compile(
     r"""
     (?P<kq>\\?["'])?
@@ -555,9 +557,9 @@ _ASSIGN_RE: Final = re.compile(
     (?:
         \\"(?P<v1>[^"\\\n]{0,4096})\\"
       | (?:[rbuRBU]{1,2})?"(?P<v2>(?:[^"\\\n]|\\[^\n]){0,4096})"
-      | '(?P<v3>[^'\\\n"]{0,4096})'
-      | `(?P<v4>[^`\\\n"]{0,4096})`
-      | (?P<v5>[^\s"'`\\,;&|<>(){}\[\]]{1,1024})
+      | '(?P<v3>(?:[^'\\\n"]|\\u[0-9a-fA-F]{4}|\\[\\/]){0,4096})'
+      | `(?P<v4>(?:[^`\\\n"]|\\u[0-9a-fA-F]{4}|\\[\\/]){0,4096})`
+      | (?P<v5>(?:[^\s"'`\\,;&|<>(){}\[\]]|\\u[0-9a-fA-F]{4}|\\[\\/]){1,1024})
     )
     """,
     re.VERBOSE,
@@ -635,16 +637,18 @@ def _name_start(text: str, i: int) -> int:
 
 def _find_assignments(text: str, found: list[Finding]) -> None:
     seen: set[int] = set()
-    consumed = 0
+    covered = 0
     for i in keyword_hits(text):
-        # A keyword inside the value just parsed ("password=token=...") is part
-        # of that value; skipping it keeps repeated keywords linear.
-        if i < consumed:
+        # A keyword inside a value just found to be a secret ("password=token=x")
+        # is part of that secret; skipping it keeps repeated keywords linear.
+        # Inside a rejected value ('note: "export PASSWORD=x"') it is looked at.
+        if i < covered:
             continue
         result = _assignment_at(text, i, seen)
         if result is not None:
-            consumed, finding = result
+            end, finding = result
             if finding is not None:
+                covered = end
                 found.append(finding)
 
 
@@ -716,15 +720,19 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> tuple[int, Finding | No
     return parsed_end, Finding(vstart, vend, category)
 
 
-def classify_named_value(name: str, value: str) -> str | None:
-    """Category of a whole string ``value`` stored under key ``name`` (structured data)."""
+def find_named_value(name: str, value: str) -> Finding | None:
+    """The secret in a string ``value`` stored under key ``name`` (structured data).
+
+    ``{"password": "..."}`` decoded from JSON has no ``password=`` left in the
+    text, so the key is judged here; an auth scheme prefix ("Bearer ") is kept.
+    """
     kind = name_kind(name)
     if kind is None:
         return None
     scheme = _AUTH_SCHEME_IN_QUOTES.match(value)
-    if scheme is not None:
-        value = value[scheme.end() :]
-    return classify_value(kind, value, quoted=True)
+    start = scheme.end() if scheme is not None else 0
+    category = classify_value(kind, value[start:], quoted=True)
+    return Finding(start, len(value), category) if category is not None else None
 
 
 # ---------------------------------------------------------------------- entry point

@@ -28,8 +28,8 @@ from lossless.redact.detectors import (
     PRIORITY,
     USER_PRIORITY,
     Finding,
-    classify_named_value,
     find_builtin,
+    find_named_value,
     placeholder,
 )
 from lossless.redact.patterns import UserPattern, compile_pattern
@@ -39,6 +39,9 @@ T = TypeVar("T")
 _EXISTING: Final = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]*\]")
 _JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+#: Rounds of find-and-replace before giving up on reaching a fixpoint; one is
+#: the norm, two when a secret was glued to another.
+_MAX_ROUNDS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,36 +113,64 @@ class Redactor:
         findings = self.find(text)
         if not findings:
             return Redaction(text, {})
-        return _apply(text, findings)
+        return self._to_fixpoint(text, findings)
+
+    def _to_fixpoint(self, text: str, findings: list[Finding]) -> Redaction:
+        """Apply ``findings``, then look again until nothing new turns up.
+
+        Replacing a secret changes its neighbours' context: a token glued to the
+        end of a PEM block ("...KEY-----ghp_...") fails its boundary check until
+        the block has become a placeholder. Each round hides at least one more
+        character and placeholders are never matched again, so this ends; the
+        extra scan is only paid by texts that had a secret.
+        """
+        counts: dict[str, int] = {}
+        for _ in range(_MAX_ROUNDS):
+            result = _apply(text, findings)
+            _add(counts, result.counts)
+            text = result.text
+            findings = self.find(text)
+            if not findings:
+                break
+        return Redaction(text, counts)
 
     def redact_json(self, text: str) -> Redaction:
         """Redact a JSON document (e.g. one JSONL line) keeping it valid JSON.
 
-        Unchanged documents are returned as the very same string; changed ones
-        differ only inside the secrets' JSON strings. Text that is not JSON is
-        redacted like ``redact_text``.
+        Unchanged documents are returned as the very same string, and a changed
+        one differs only inside its secrets' JSON strings -- unless a finding
+        straddles JSON syntax (a user pattern, a PEM block whose markers sit in
+        different strings). Then the document is decoded, every string (keys
+        too) is redacted and it is re-encoded: valid, but not byte-faithful.
+        Text that is not JSON is redacted like ``redact_text``.
         """
         findings = self.find(text)
         if not findings:
             return Redaction(text, {})
-        stripped = text.lstrip()
-        if not stripped.startswith(("{", "[", '"')):
-            return _apply(text, findings)
-        safe = _json_safe(text, findings)
-        if len(safe) == len(findings):
-            return _apply(text, findings)
-        # Some finding would cut across JSON syntax; such a span is not a secret
-        # in a string (secrets never straddle strings), so first try without it.
+        if not text.lstrip().startswith(("{", "[", '"')):
+            return self._to_fixpoint(text, findings)
+        counts: dict[str, int] = {}
+        for _ in range(_MAX_ROUNDS):
+            if len(_json_safe(text, findings)) != len(findings):
+                structural = self._redact_decoded(text)
+                return Redaction(structural.text, merge_counts(counts, structural.counts))
+            result = _apply(text, findings)
+            _add(counts, result.counts)
+            text = result.text
+            findings = self.find(text)
+            if not findings:
+                break
+        return Redaction(text, counts)
+
+    def _redact_decoded(self, text: str) -> Redaction:
         try:
             document = json.loads(text)
         except ValueError:
-            return _apply(text, findings)  # not JSON after all: nothing to corrupt
-        partial = _apply(text, safe) if safe else Redaction(text, {})
-        value, counts = self.redact_value(document)
-        if sum(counts.values()) <= sum(partial.counts.values()):
-            return partial
-        # Decoding found secrets the raw pass could not place safely: give up
-        # byte fidelity for this line rather than leak.
+            return self.redact_text(text)  # not JSON after all: nothing to corrupt
+        counts: dict[str, int] = {}
+        value = self._walk(document, None, counts, keys=True)
+        if not counts:
+            return Redaction(text, {})
         return Redaction(_dump_json(value), counts)
 
     def redact_value(self, value: T) -> tuple[T, dict[str, int]]:
@@ -152,31 +183,30 @@ class Redactor:
         if not self._enabled:
             return value, {}
         counts: dict[str, int] = {}
-        return self._walk(value, None, counts), counts
+        return self._walk(value, None, counts, keys=False), counts
 
-    def _walk(self, value: Any, key: str | None, counts: dict[str, int]) -> Any:
+    def _walk(self, value: Any, key: str | None, counts: dict[str, int], *, keys: bool) -> Any:
         if isinstance(value, str):
-            if key is not None and PLACEHOLDER_PREFIX not in value:
-                category = classify_named_value(key, value)
-                if category is not None:
-                    counts[category] = counts.get(category, 0) + 1
-                    return placeholder(category)
-            result = self.redact_text(value)
-            if not result.counts:
+            findings = self.find(value)
+            named = find_named_value(key, value) if key is not None else None
+            if named is not None and PLACEHOLDER_PREFIX not in value:
+                findings = _merge([*findings, named])
+            if not findings:
                 return value
-            for category, n in result.counts.items():
-                counts[category] = counts.get(category, 0) + n
+            result = self._to_fixpoint(value, findings)
+            _add(counts, result.counts)
             return result.text
         if isinstance(value, dict):
             changed = False
             new_dict: dict[Any, Any] = {}
             for k, v in value.items():
-                new_v = self._walk(v, k if isinstance(k, str) else None, counts)
-                changed = changed or new_v is not v
-                new_dict[k] = new_v
+                new_v = self._walk(v, k if isinstance(k, str) else None, counts, keys=keys)
+                new_k = self._walk(k, None, counts, keys=keys) if keys else k
+                changed = changed or new_v is not v or new_k is not k
+                new_dict[new_k] = new_v
             return new_dict if changed else value
         if isinstance(value, list | tuple):
-            new_items = [self._walk(v, key, counts) for v in value]
+            new_items = [self._walk(v, key, counts, keys=keys) for v in value]
             if all(a is b for a, b in zip(new_items, value, strict=True)):
                 return value
             return tuple(new_items) if isinstance(value, tuple) else new_items
@@ -264,6 +294,11 @@ def _outside_placeholders(text: str, findings: list[Finding]) -> list[Finding]:
             continue
         kept.append(f)
     return kept
+
+
+def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    for category, n in counts.items():
+        total[category] = total.get(category, 0) + n
 
 
 def _priority(category: str) -> int:
