@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -196,11 +197,23 @@ class Grower:
 
 @pytest.fixture(autouse=True)
 def _stop_workers(lcm_home: Path) -> Iterator[None]:
-    """Kill a worker a SessionEnd hook started in this test's home, by its pid."""
+    """Stop the workers hooks started in this test's home, by pid.
+
+    The pids come from the hook log ("started worker N") and the worker lock;
+    a pid is only signalled while its command line still names this home.
+    """
     yield
-    pid = running_worker_pid(lcm_home)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
+    pids = {int(word) for word in re.findall(r"started worker (\d+)", hooks_log(lcm_home))}
+    running = running_worker_pid(lcm_home)
+    if running:
+        pids.add(running)
+    for pid in pids:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(lcm_home).encode() in cmdline:
+            os.kill(pid, signal.SIGTERM)
 
 
 def replay_claude(

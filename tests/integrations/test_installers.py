@@ -220,12 +220,12 @@ def test_installed_hook_command_runs_and_ingests(
         "session_id": "s",
         "transcript_path": str(transcript),
         "cwd": str(tmp_path),
-        "hook_event_name": "SessionEnd",
+        "hook_event_name": "Stop",
     }
     # The command runs through a shell from an unrelated directory with a bare
     # environment, as the client does.
     done = subprocess.run(
-        handlers["SessionEnd"][0]["command"],
+        handlers["Stop"][0]["command"],
         shell=True,
         input=json.dumps(payload),
         capture_output=True,
@@ -237,7 +237,7 @@ def test_installed_hook_command_runs_and_ingests(
     )
     assert done.returncode == 0 and done.stdout == ""
     log = (lcm_home / "logs" / "hooks.log").read_text()
-    assert "SessionEnd" in log and " ok " in log and "+" in log
+    assert " Stop " in log and " ok " in log and ": +" in log
 
 
 # --------------------------------------------------------------------------- codex
