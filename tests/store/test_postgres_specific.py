@@ -324,6 +324,17 @@ def test_server_down_is_a_clear_error_then_recovers(
         store.close()
 
 
+def test_lone_surrogates_are_refused_before_the_database(store: PostgresStore) -> None:
+    from lossless.errors import InputError
+
+    cid = conv(store)
+    with pytest.raises(InputError, match="surrogate"):
+        store.messages.append(cid, [msg("bad \ud800 half", "k1")])
+    with pytest.raises(InputError, match="surrogate"):
+        store.conversations.update_metadata(cid, {"k": "\udfff"})
+    assert store.messages.count(cid) == 0
+
+
 # -- concurrency ------------------------------------------------------------
 
 

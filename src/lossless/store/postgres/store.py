@@ -63,6 +63,7 @@ from lossless.store.contract import (
     Capabilities,
     GrepQuery,
     Lease,
+    Store,
     StoreStats,
 )
 from lossless.store.migrations import AppliedMigration
@@ -74,6 +75,7 @@ from lossless.store.postgres.connection import (
     translated,
 )
 from lossless.store.postgres.jobs import Jobs
+from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.regex import compile_user_regex, required_literal, snippet_around
 from lossless.timeutil import utc_now_iso
@@ -96,11 +98,15 @@ _SUMMARY_COLUMNS = (
 
 
 def _check_text(value: str | None, what: str) -> None:
-    if value is not None and "\x00" in value:
-        raise InputError(
-            f"{what} contains U+0000 (NUL), which lossless does not store; "
-            "the source line is kept in quarantine instead"
-        )
+    """Refuse text PostgreSQL cannot store, before any SQL is sent (as SQLite does)."""
+    if value is None:
+        return
+    if "\x00" in value:
+        raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode)") from None
 
 
 def _dumps(value: JSON | None) -> str | None:
@@ -401,6 +407,10 @@ class PostgresStore:
     @property
     def leases(self) -> _Leases:
         return _Leases(self)
+
+    @property
+    def memory(self) -> Memories:
+        return Memories(self)
 
     @property
     def receipts(self) -> _Receipts:
@@ -1504,3 +1514,8 @@ class _Receipts(_Repo):
                 "SELECT count(*) AS n FROM outbox_receipts WHERE origin = %s", [origin]
             )
         return int(row["n"]) if row else 0
+
+
+def _conforms(store: PostgresStore) -> Store:
+    """Never called: makes mypy prove that ``PostgresStore`` satisfies the contract."""
+    return store
