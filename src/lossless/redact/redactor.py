@@ -2,14 +2,15 @@
 
 Overlapping findings are merged into one span (nothing in the union leaks) that
 takes the category of its most specific detector. Text that is already a
-placeholder is never touched, so ``redact(redact(x)) == redact(x)``.
+placeholder is never touched, and a changed text is scanned again until nothing
+new turns up, so ``redact(redact(x)) == redact(x)``.
 
 JSON documents (native transcript lines, tool-call inputs) are redacted in place
 on their raw text: unchanged lines stay byte-identical and a redacted line keeps
 every byte outside the secret. A finding is only applied where it lies inside
 one JSON string and does not cut an escape sequence, so the result is still
-valid JSON; if some finding does not, the document is decoded, redacted value by
-value and re-encoded (valid, but no longer byte-faithful).
+valid JSON; if some finding does not, the document is decoded, every string in
+it (keys too) is redacted and it is re-encoded (valid, no longer byte-faithful).
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def merge_counts(*counts: Mapping[str, int]) -> dict[str, int]:
     """Sum per-category counts."""
     total: dict[str, int] = {}
     for c in counts:
-        for category, n in c.items():
-            total[category] = total.get(category, 0) + n
+        _add(total, c)
     return total
 
 
