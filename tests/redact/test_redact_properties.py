@@ -96,6 +96,15 @@ FRAGMENTS = [
 fragment_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=24
 ).map("".join)
+# The same pieces minus those that contain an anchor: separators, quotes,
+# escapes, placeholders -- everything a detector needs besides its anchor.
+anchor_free_text = st.lists(
+    st.one_of(
+        st.sampled_from([f for f in FRAGMENTS if not has_anchor(f)]),
+        st.text(max_size=8),
+    ),
+    max_size=24,
+).map("".join)
 
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), fragment_text),
@@ -106,7 +115,7 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=12,
 )
 
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -153,7 +162,7 @@ def test_text_without_any_anchor_is_never_changed(text: str) -> None:
 
 
 @FAST
-@given(fragment_text)
+@given(anchor_free_text)
 def test_anchor_free_fragments_are_never_changed(text: str) -> None:
     assume(not has_anchor(text))
     assert REDACTOR.redact_text(text).text is text
