@@ -23,11 +23,25 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import quote
 
 SYSTEM_USER = "embedded_postgres"
 SUPERUSER = "postgres"
 PASSWORD = "lcm-test-secret"
+
+
+def require_psycopg() -> ModuleType:
+    """psycopg, or a skip with the reason; under CI (``CI=true``) its absence is an error."""
+    if os.environ.get("CI", "").lower() == "true":
+        import psycopg
+
+        return psycopg
+    import pytest
+
+    return pytest.importorskip(
+        "psycopg", reason="the postgres extra is not installed: pip install -e '.[dev,postgres]'"
+    )
 
 
 def _bin_dir() -> Path:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import socket
 
-import pytest
 from click.testing import CliRunner
+from tests.store.postgres_server import require_psycopg
 
 import lossless.cli.postgres  # noqa: F401  (registers the ``postgres`` group)
 from lossless.cli.app import cli
@@ -35,7 +35,7 @@ def test_migrate_then_status(pg_url: str) -> None:
 
 
 def test_unreachable_server_is_one_clear_line() -> None:
-    pytest.importorskip("psycopg")
+    require_psycopg()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from tests.engine.compaction_helpers import Clock, agent_turn, expand_items, ingest
 from tests.store import postgres_workers
+from tests.store.postgres_server import require_psycopg
 
 from lossless.errors import LeaseLostError
-
-pytest.importorskip("psycopg")
-
 from lossless.store.postgres import PostgresStore
+
+require_psycopg()
 
 
 @pytest.fixture

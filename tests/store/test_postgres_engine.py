@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 from tests.engine.compaction_helpers import expand_items
+from tests.store.postgres_server import require_psycopg
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
 from lossless.store.contract import GrepQuery, Store
+from lossless.store.postgres import PostgresStore
 from lossless.store.sqlite import SQLiteStore
 
-pytest.importorskip("psycopg")
-
-from lossless.store.postgres import PostgresStore
+require_psycopg()
 
 
 def _transcripts(shared_data: Path) -> list[Path]:

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 from tests.store.conformance import msg
-from tests.store.postgres_server import EmbeddedPostgres
+from tests.store.postgres_server import EmbeddedPostgres, require_psycopg
 
 from lossless.errors import StoreError
+from lossless.store.postgres import PostgresStore
 from lossless.store.postgres.outbox import Outbox, OutboxEvent
 
-pytest.importorskip("psycopg")
-
-from lossless.store.postgres import PostgresStore
+require_psycopg()
 
 
 def append_event(store: PostgresStore, event: OutboxEvent) -> None:

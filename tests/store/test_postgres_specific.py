@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from tests.store.conformance import msg
-from tests.store.postgres_server import PASSWORD, EmbeddedPostgres
+from tests.store.postgres_server import PASSWORD, EmbeddedPostgres, require_psycopg
 
 from lossless.config import load_config
 from lossless.errors import ConfigError, MigrationError, StoreError
@@ -20,7 +20,7 @@ from lossless.store import open_store
 from lossless.store.contract import GrepQuery, Store
 from lossless.store.sqlite import SQLiteStore
 
-psycopg = pytest.importorskip("psycopg")
+psycopg = require_psycopg()
 
 from lossless.store.postgres import PostgresStore  # noqa: E402
 from lossless.store.postgres.migrate import (  # noqa: E402
