@@ -153,3 +153,11 @@ def test_validated_pattern_round_trip() -> None:
     validate_pattern(regex)
     redactor = Redactor([UserPattern("ticket", regex)])
     assert redactor.redact_text("see ticket-ABC12345.").text == "see ticket-[REDACTED:user:ticket]."
+
+
+def test_a_checker_that_cannot_run_refuses_instead_of_accepting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.executable", "/nonexistent/python")
+    with pytest.raises(InvalidPattern, match="could not check"):
+        validate_pattern(r"acme_[A-Za-z0-9]{32}")

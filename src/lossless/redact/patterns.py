@@ -362,13 +362,19 @@ def _run_adversarial(regex: str, tree: Any, timeout: float) -> None:
     units, prefixes = adversarial_units(tree)
     job: dict[str, object] = {"regex": regex, "units": units, "prefixes": prefixes}
     job |= {"short": SHORT_RUN, "long": LONG_RUN}
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _CHILD],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    # The checker failing is not the pattern's fault, but an unchecked pattern is
+    # refused rather than accepted.
+    unchecked = "could not check the pattern for catastrophic backtracking"
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+    except OSError as exc:
+        raise InvalidPattern(f"{unchecked}: {exc}") from exc
     lines: queue.Queue[str] = queue.Queue()
     # A thread reads the child's output so waits can time out on every platform
     # (select() does not work on pipes on Windows).
@@ -376,17 +382,22 @@ def _run_adversarial(regex: str, tree: Any, timeout: float) -> None:
     reader.start()
     try:
         assert proc.stdin is not None
-        proc.stdin.write(json.dumps(job) + "\n")
-        proc.stdin.close()
+        try:
+            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.close()
+        except OSError as exc:
+            raise InvalidPattern(f"{unchecked}: {exc}") from exc
         if _next_line(lines, STARTUP_TIMEOUT) != "ready":
-            # The checker itself failed: not the pattern's fault, but refuse
-            # rather than accept something unchecked.
-            raise InvalidPattern("could not check the pattern: the checker process did not start")
-        if _next_line(lines, timeout) != "done":
-            raise InvalidPattern(
-                f"pattern {regex!r} is too slow: adversarial input took over {timeout:g} s"
-                " (catastrophic backtracking, e.g. nested quantifiers like (a+)+)"
-            )
+            raise InvalidPattern(f"{unchecked}: the checker process did not start")
+        outcome = _next_line(lines, timeout)
+        if outcome == "done":
+            return
+        if outcome == "":  # end of output: the child died (e.g. out of memory)
+            raise InvalidPattern(f"{unchecked}: the checker process failed")
+        raise InvalidPattern(
+            f"pattern {regex!r} is too slow: adversarial input took over {timeout:g} s"
+            " (catastrophic backtracking, e.g. nested quantifiers like (a+)+)"
+        )
     finally:
         if proc.poll() is None:
             proc.kill()
