@@ -540,3 +540,31 @@ def test_sessions_lossless_started_itself_are_not_captured(
     monkeypatch.delenv(CHILD_MARKER_ENV)
     assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, "inner")))
     assert len(snapshot(lcm_home)) == 1
+
+
+def test_large_backlog_is_imported_in_the_background(
+    shared_data: Path, tmp_path: Path, lcm_home: Path
+) -> None:
+    source = shared_data / SPOTTER / f"{MAIN_WITH_AGENTS}.jsonl"
+    live = tmp_path / "live" / source.name
+    live.parent.mkdir()
+    live.write_bytes(source.read_bytes())
+    argv = [*lcm_argv(), "hook", "Stop", "--client", "claude-code", "--inline-bytes", "100000"]
+    payload = json.dumps(claude_payload("Stop", live, source.stem)).encode()
+    first = subprocess.run(argv, input=payload, capture_output=True, timeout=60, check=False)
+    assert_quiet(first)
+    handed = re.search(r"\d+ bytes to read: background import (\d+)", hooks_log(lcm_home))
+    assert handed, hooks_log(lcm_home)
+    # A hook of the same session while the import runs leaves the transcript to it.
+    assert_quiet(subprocess.run(argv, input=payload, capture_output=True, timeout=60, check=False))
+    deadline = time.monotonic() + 60
+    while not re.search(
+        rf"pid={handed.group(1)} ok \d+ms background; \S+\.jsonl: \+304", hooks_log(lcm_home)
+    ):
+        assert time.monotonic() < deadline, hooks_log(lcm_home)
+        time.sleep(0.1)
+    assert hooks_log(lcm_home).count("bytes to read: background import") == 1
+    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, source.stem)))
+    bulk_import([live], tmp_path / "bulk")
+    assert_same_store(lcm_home, tmp_path / "bulk")
+    assert " error " not in hooks_log(lcm_home)

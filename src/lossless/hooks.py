@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
     from lossless.models import Conversation
+    from lossless.worker import FileLock
 
 EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -64,6 +65,21 @@ MAX_CONTEXT_CHARS = 9_500
 # How long a hook waits for another hook of the same transcript to finish its
 # ingest. Past it, it ingests anyway: idempotent keys make that safe.
 INGEST_LOCK_WAIT_S = 10.0
+# A backlog larger than this (lossless installed in the middle of a long
+# session, a resumed old session) is imported by a detached process instead:
+# done inline it could outlast the client's hook timeout, get killed before its
+# cursor is saved, and start over at every hook.
+DEFAULT_INLINE_BYTES = 8 * 1024 * 1024
+# The event fields a background import needs (a PostToolUse payload can carry
+# megabytes of tool output that it does not).
+_BACKGROUND_FIELDS = (
+    "session_id",
+    "transcript_path",
+    "agent_transcript_path",
+    "cwd",
+    "hook_event_name",
+    "source",
+)
 LOG_FILE = "hooks.log"
 LOG_ROTATE_BYTES = 5 * 1024 * 1024
 # Set by lossless in the environment of every model process it starts (the
@@ -104,8 +120,13 @@ def main(
     client: str | None = None,
     stdin: IO[bytes] | None = None,
     stdout: IO[str] | None = None,
+    inline_bytes: int | None = DEFAULT_INLINE_BYTES,
+    background: bool = False,
 ) -> int:
     """Run one hook from the command line. Always returns 0.
+
+    ``background`` marks the detached process a hook starts for a large
+    backlog (see ``DEFAULT_INLINE_BYTES``; None: never defer).
 
     Never raises, never writes anything but the event's JSON answer to
     stdout: a hook's job is to stay out of the way.
@@ -123,7 +144,14 @@ def main(
         if inside_subagent():
             _log(config, event, payload, "skipped", time.monotonic() - started, CHILD_MARKER_ENV)
             return 0
-        outcome = handle(event, payload, config, client=client)
+        outcome = handle(
+            event,
+            payload,
+            config,
+            client=client,
+            inline_bytes=None if background else inline_bytes,
+            background=background,
+        )
         if outcome.output:
             out.write(outcome.output)
             out.flush()
@@ -172,13 +200,21 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 
 def handle(
-    event: str, payload: dict[str, Any], config: Config, *, client: str | None = None
+    event: str,
+    payload: dict[str, Any],
+    config: Config,
+    *,
+    client: str | None = None,
+    inline_bytes: int | None = DEFAULT_INLINE_BYTES,
+    background: bool = False,
 ) -> HookOutcome:
     """Do what ``event`` asks (see the module docstring). Raises on failure."""
     if event not in EVENTS:
         raise HookInputError(f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
     named = payload.get("hook_event_name")
     outcome = HookOutcome()
+    if background:
+        outcome.notes.append("background")
     if isinstance(named, str) and named and named != event:
         outcome.notes.append(f"payload says {named!r}")
     if event == "SessionStart":
@@ -191,7 +227,12 @@ def handle(
     with Engine.open(config=config) as engine:
         final = event == "SessionEnd"
         try:
-            results = ingest_transcripts(engine, payload, final=final, client=client)
+            if background:
+                results = _background_ingest(engine, payload, final=final, client=client)
+            elif _defer(engine, event, payload, client, inline_bytes, outcome):
+                results = []
+            else:
+                results = ingest_transcripts(engine, payload, final=final, client=client)
         except HookInputError as exc:
             if event != "SessionStart":
                 raise
@@ -300,6 +341,83 @@ def ingest_transcripts(
     if failed.error and failed.messages_added == 0:
         raise HookInputError(f"cannot ingest {failed.path}: {failed.error}")
     return results
+
+
+def _backlog(engine: Engine, paths: list[Path]) -> int:
+    """Bytes of these transcripts not yet read (whole files never read before)."""
+    total = 0
+    for path in paths:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        cursor = engine.store.cursors.get(str(path.resolve()))
+        total += max(0, size - (cursor.byte_offset if cursor else 0))
+    return total
+
+
+def _background_lock(config: Config, payload: dict[str, Any]) -> FileLock:
+    from lossless.worker import FileLock
+
+    main_path = _path_field(payload, "transcript_path")
+    assert main_path is not None
+    return FileLock(_ingest_lock_path(config, main_path).with_suffix(".background.lock"))
+
+
+def _defer(
+    engine: Engine,
+    event: str,
+    payload: dict[str, Any],
+    client: str | None,
+    inline_bytes: int | None,
+    outcome: HookOutcome,
+) -> bool:
+    """Hand a large backlog to a detached ``lcm hook --background``; True if handed off."""
+    if inline_bytes is None:
+        return False
+    paths = transcript_paths(payload)
+    probe = _background_lock(engine.config, payload)
+    if not probe.acquire():
+        outcome.notes.append("a background import of this session is running")
+        return True
+    probe.release()
+    backlog = _backlog(engine, paths)
+    if backlog <= inline_bytes:
+        return False
+    import subprocess
+
+    config = engine.config
+    argv = [sys.executable, "-m", "lossless", "--home", str(config.home), "hook", event]
+    argv += ["--background"] + (["--client", client] if client else [])
+    config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with (config.log_dir / "worker.log").open("ab") as err:
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=str(config.home),
+            close_fds=True,
+            start_new_session=True,
+        )
+    brief = {k: payload[k] for k in _BACKGROUND_FIELDS if k in payload}
+    assert child.stdin is not None
+    child.stdin.write(json.dumps(brief).encode("utf-8"))
+    child.stdin.close()
+    outcome.notes.append(f"{backlog} bytes to read: background import {child.pid}")
+    return True
+
+
+def _background_ingest(
+    engine: Engine, payload: dict[str, Any], *, final: bool, client: str | None
+) -> list[FileImportResult]:
+    lock = _background_lock(engine.config, payload)
+    if not lock.acquire():
+        return []  # another background import of this session got there first
+    try:
+        return ingest_transcripts(engine, payload, final=final, client=client)
+    finally:
+        lock.release()
 
 
 def _kind_for(path: Path, client: str | None) -> Any:

@@ -34,8 +34,20 @@ HOOK_EVENTS = (
     default=None,
     help="Transcript format (default: detected from the file).",
 )
+@click.option(
+    "--inline-bytes",
+    type=int,
+    default=8 * 1024 * 1024,
+    show_default=True,
+    help="Largest unread backlog ingested inside the hook; a larger one (lossless "
+    "installed mid-session, an old session resumed) is imported by a detached process "
+    "so the hook stays fast.",
+)
+@click.option("--background", is_flag=True, hidden=True)
 @click.pass_context
-def hook(ctx: click.Context, event: str, client: str | None) -> None:
+def hook(
+    ctx: click.Context, event: str, client: str | None, inline_bytes: int, background: bool
+) -> None:
     """Handle one Claude Code / Codex hook EVENT, reading its JSON from stdin.
 
     This is what `lcm install` registers; you do not run it by hand. It stores
@@ -58,7 +70,13 @@ def hook(ctx: click.Context, event: str, client: str | None) -> None:
     from lossless import hooks
 
     canonical = next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
-    code = hooks.main(canonical, home=state_of(ctx).home, client=client)
+    code = hooks.main(
+        canonical,
+        home=state_of(ctx).home,
+        client=client,
+        inline_bytes=inline_bytes,
+        background=background,
+    )
     ctx.exit(code)
 
 
