@@ -89,6 +89,11 @@ def test_already_redacted_text_is_left_alone_and_redaction_is_idempotent() -> No
     assert "[REDACTED:user:x]" in once.text
 
 
+def test_only_real_categories_count_as_existing_placeholders() -> None:
+    text = f"[REDACTED:{GH}]"
+    assert Redactor().redact_text(text).text == "[REDACTED:[REDACTED:github_token]]"
+
+
 def test_overlapping_findings_merge_into_one_placeholder() -> None:
     # The value is both a password assignment and (inside) a GitHub token: the
     # union is hidden and the specific category wins.

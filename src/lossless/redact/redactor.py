@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart
 from lossless.redact.detectors import (
+    CATEGORIES,
     PLACEHOLDER_PREFIX,
     PRIORITY,
     USER_PRIORITY,
@@ -37,7 +38,11 @@ from lossless.redact.patterns import UserPattern, compile_pattern
 
 T = TypeVar("T")
 
-_EXISTING: Final = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]*\]")
+# Only real categories count as placeholders: "[REDACTED:ghp_...]" must not
+# shield the token inside it.
+_EXISTING: Final = re.compile(
+    r"\[REDACTED:(?:" + "|".join(CATEGORIES) + r"|user:[A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]"
+)
 _JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 #: Rounds of find-and-replace before giving up on reaching a fixpoint; one is
