@@ -549,22 +549,49 @@ def test_large_backlog_is_imported_in_the_background(
     live = tmp_path / "live" / source.name
     live.parent.mkdir()
     live.write_bytes(source.read_bytes())
-    argv = [*lcm_argv(), "hook", "Stop", "--client", "claude-code", "--inline-bytes", "100000"]
-    payload = json.dumps(claude_payload("Stop", live, source.stem)).encode()
-    first = subprocess.run(argv, input=payload, capture_output=True, timeout=60, check=False)
-    assert_quiet(first)
+    bulk_import([live], tmp_path / "bulk")
+
+    def hook(event: str) -> None:
+        argv = [*lcm_argv(), "hook", event, "--client", "claude-code", "--inline-bytes", "100000"]
+        payload = json.dumps(claude_payload(event, live, source.stem)).encode()
+        assert_quiet(subprocess.run(argv, input=payload, capture_output=True, timeout=60))
+
+    hook("Stop")
     handed = re.search(r"\d+ bytes to read: background import (\d+)", hooks_log(lcm_home))
     assert handed, hooks_log(lcm_home)
-    # A hook of the same session while the import runs leaves the transcript to it.
-    assert_quiet(subprocess.run(argv, input=payload, capture_output=True, timeout=60, check=False))
-    deadline = time.monotonic() + 60
-    while not re.search(
-        rf"pid={handed.group(1)} ok \d+ms background; \S+\.jsonl: \+304", hooks_log(lcm_home)
-    ):
+    # Hooks of the session while the import runs leave the transcript to it; the
+    # session's end queues its final import behind it.
+    hook("PostToolUse")
+    hook("SessionEnd")
+    deadline = time.monotonic() + 90
+    while snapshot(lcm_home) != snapshot(tmp_path / "bulk"):
         assert time.monotonic() < deadline, hooks_log(lcm_home)
-        time.sleep(0.1)
-    assert hooks_log(lcm_home).count("bytes to read: background import") == 1
-    assert_quiet(fire("SessionEnd", claude_payload("SessionEnd", live, source.stem)))
+        time.sleep(0.5)
+    log = hooks_log(lcm_home)
+    assert log.count("bytes to read: background import") == 1, log
+    assert re.search(rf"pid={handed.group(1)} ok \d+ms background; ", log), log
+    assert " error " not in log
+
+
+def test_session_end_queues_its_final_import_behind_a_running_one(
+    shared_data: Path, tmp_path: Path, lcm_home: Path
+) -> None:
+    from lossless.hooks import _background_lock
+
+    live = tmp_path / "short.jsonl"
+    live.write_bytes((shared_data / SPOTTER / "short.jsonl").read_bytes())
     bulk_import([live], tmp_path / "bulk")
-    assert_same_store(lcm_home, tmp_path / "bulk")
-    assert " error " not in hooks_log(lcm_home)
+    payload = claude_payload("SessionEnd", live, "short")
+    running = _background_lock(load_config(lcm_home), payload)
+    assert running.acquire()  # stands in for a background import in progress
+    try:
+        assert_quiet(fire("SessionEnd", payload, client="claude-code"))
+        assert "final import queued behind the running one" in hooks_log(lcm_home)
+        time.sleep(0.5)
+        assert not (lcm_home / "lcm.db").exists() or not snapshot(lcm_home)
+    finally:
+        running.release()
+    deadline = time.monotonic() + 60
+    while snapshot(lcm_home) != snapshot(tmp_path / "bulk"):
+        assert time.monotonic() < deadline, hooks_log(lcm_home)
+        time.sleep(0.3)

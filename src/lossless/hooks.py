@@ -70,6 +70,7 @@ INGEST_LOCK_WAIT_S = 10.0
 # done inline it could outlast the client's hook timeout, get killed before its
 # cursor is saved, and start over at every hook.
 DEFAULT_INLINE_BYTES = 8 * 1024 * 1024
+BACKGROUND_FINAL_WAIT_S = 30 * 60.0
 # The event fields a background import needs (a PostToolUse payload can carry
 # megabytes of tool output that it does not).
 _BACKGROUND_FIELDS = (
@@ -378,12 +379,16 @@ def _defer(
     paths = transcript_paths(payload)
     probe = _background_lock(engine.config, payload)
     if not probe.acquire():
-        outcome.notes.append("a background import of this session is running")
-        return True
-    probe.release()
-    backlog = _backlog(engine, paths)
-    if backlog <= inline_bytes:
-        return False
+        if event != "SessionEnd":
+            outcome.notes.append("a background import of this session is running")
+            return True
+        # The final ingest must still happen: queue it behind the running import.
+        backlog = -1
+    else:
+        probe.release()
+        backlog = _backlog(engine, paths)
+        if backlog <= inline_bytes:
+            return False
     import subprocess
 
     config = engine.config
@@ -404,7 +409,10 @@ def _defer(
     assert child.stdin is not None
     child.stdin.write(json.dumps(brief).encode("utf-8"))
     child.stdin.close()
-    outcome.notes.append(f"{backlog} bytes to read: background import {child.pid}")
+    if backlog < 0:
+        outcome.notes.append(f"final import queued behind the running one: {child.pid}")
+    else:
+        outcome.notes.append(f"{backlog} bytes to read: background import {child.pid}")
     return True
 
 
@@ -412,8 +420,10 @@ def _background_ingest(
     engine: Engine, payload: dict[str, Any], *, final: bool, client: str | None
 ) -> list[FileImportResult]:
     lock = _background_lock(engine.config, payload)
-    if not lock.acquire():
-        return []  # another background import of this session got there first
+    # A final (SessionEnd) import waits its turn; any other gives way to a
+    # background import of the session that got there first.
+    if not lock.acquire(BACKGROUND_FINAL_WAIT_S if final else 0.0, poll_s=0.2):
+        return []
     try:
         return ingest_transcripts(engine, payload, final=final, client=client)
     finally:
