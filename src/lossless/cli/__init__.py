@@ -7,6 +7,7 @@ from lossless.cli import compaction as _compaction  # noqa: F401
 from lossless.cli import history as _history  # noqa: F401
 from lossless.cli import integration as _integration  # noqa: F401
 from lossless.cli import memory as _memory  # noqa: F401
+from lossless.cli import postgres as _postgres  # noqa: F401
 from lossless.cli import sensitive as _sensitive  # noqa: F401
 from lossless.cli.app import cli
 
