@@ -545,6 +545,11 @@ def name_kind(name: str) -> int | None:
 
 
 _IDENT_CHARS: Final = _TOKEN_CHARS | {"."}
+# What can follow a name in an assignment: a closing quote (maybe JSON-escaped),
+# a separator, or the blank before a separator or a flag's value. Anything else
+# -- including more name characters, when the name is longer than _MAX_NAME --
+# ends the look at this keyword at once.
+_AFTER_NAME: Final = frozenset({'"', "'", "\\", ":", "=", " ", "\t"})
 _MAX_NAME: Final = 96
 _IDENT_TAIL: Final = re.compile(rf"[A-Za-z0-9_.-]{{0,{_MAX_NAME}}}")
 
@@ -664,8 +669,8 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> tuple[int, Finding | No
     """``(end of the parsed value, finding or None)``, or None if no assignment."""
     tail = _IDENT_TAIL.match(text, i)
     name_end = tail.end() if tail is not None else i
-    if name_end in seen or (name_end < len(text) and text[name_end] in _IDENT_CHARS):
-        return None  # already done, or a name too long to be a key
+    if name_end in seen or text[name_end : name_end + 1] not in _AFTER_NAME:
+        return None  # already done, or not followed by anything an assignment starts with
     seen.add(name_end)
     # Cheap early exit for the commonest hits ("input_tokens", "token_count"):
     # the name's last segment is the tail's, whatever precedes the keyword.
