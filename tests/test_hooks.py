@@ -203,6 +203,13 @@ def _stop_workers(lcm_home: Path) -> Iterator[None]:
     a pid is only signalled while its command line still names this home.
     """
     yield
+    # Background imports start workers too: let them finish first.
+    deadline = time.monotonic() + 30
+    for pid in re.findall(
+        r"(?:background import|queued behind the running one:) (\d+)", hooks_log(lcm_home)
+    ):
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
     pids = {int(word) for word in re.findall(r"started worker (\d+)", hooks_log(lcm_home))}
     running = running_worker_pid(lcm_home)
     if running:
