@@ -465,3 +465,243 @@ class StoreConformance:
         assert (stats.conversations, stats.messages, stats.parts) == (1, 1, 1)
         assert stats.message_tokens == 10
         assert stats.by_client == {"generic": 1}
+
+    # -- rewriting stored text (sensitive purge) -----------------------
+
+    def test_rewrite_message_follows_in_every_search(self, store: Store) -> None:
+        from lossless.store.contract import PartRewrite
+
+        cid = self.conv(store)
+        rec = NewNativeRecord("n1", "user", '{"text": "token ACME-12345"}')
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    "call ACME-12345 now",
+                    "k1",
+                    parts=(
+                        NewPart("text", "call ACME-12345 now", metadata={"id": "ACME-12345"}),
+                        NewPart("text", "untouched"),
+                    ),
+                    records=(rec,),
+                )
+            ],
+        ).inserted
+        (stored_record,) = store.messages.native_records(cid)
+        with store.transaction() as tx:
+            tx.messages.rewrite(
+                m.id,
+                "call [X] now",
+                {"k": "v"},
+                [PartRewrite(0, "call [X] now", {"id": "[X]"})],
+            )
+            tx.messages.rewrite_native_record(stored_record.id, '{"text": "token [X]"}')
+        got = store.messages.get(m.id)
+        assert got is not None
+        assert (got.content, got.metadata, got.seq, got.token_count) == (
+            "call [X] now",
+            {"k": "v"},
+            m.seq,
+            m.token_count,
+        )
+        parts = store.messages.parts([m.id])[m.id]
+        assert [(p.text, p.metadata) for p in parts] == [
+            ("call [X] now", {"id": "[X]"}),
+            ("untouched", None),
+        ]
+        assert store.messages.native_records(cid)[0].raw == '{"text": "token [X]"}'
+        for mode in ("full_text", "regex"):
+            assert store.search.grep(GrepQuery("ACME", mode=mode)) == []  # type: ignore[arg-type]
+            assert store.search.grep(GrepQuery("12345", mode=mode)) == []  # type: ignore[arg-type]
+        assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [
+            str(m.id)
+        ]
+        assert len(store.search.grep(GrepQuery(r"call \[X\]", mode="regex"))) == 1
+
+    def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
+        from lossless.errors import NotFoundError
+        from lossless.store.contract import PartRewrite
+
+        cid = self.conv(store)
+        (m,) = store.messages.append(cid, [msg("x", "k")]).inserted
+        with pytest.raises(NotFoundError):
+            store.messages.rewrite(m.id + 1000, "y", None)
+        with pytest.raises(NotFoundError):
+            store.messages.rewrite(m.id, "y", None, [PartRewrite(3, "z", None)])
+        assert store.messages.get(m.id).content == "x"  # type: ignore[union-attr]
+        with pytest.raises(NotFoundError):
+            store.messages.rewrite_native_record(424242, "{}")
+        with pytest.raises(NotFoundError):
+            store.summaries.rewrite("sum_0000000000000000", "x")
+        with pytest.raises(NotFoundError):
+            store.quarantine.rewrite(424242, b"x")
+
+    def test_rewrite_summary_follows_in_search(self, store: Store) -> None:
+        cid = self.conv(store)
+        (m,) = store.messages.append(cid, [msg("m", "k")]).inserted
+        s = store.summaries.create(
+            self._summary(cid, "deploy with ACME-12345 key"), message_ids=[m.id]
+        )
+        store.summaries.rewrite(s.id, "deploy with [X] key")
+        got = store.summaries.get(s.id)
+        assert got is not None and got.content == "deploy with [X] key"
+        assert got.token_count == s.token_count and got.created_at == s.created_at
+        for mode in ("full_text", "regex"):
+            q = GrepQuery("ACME", mode=mode, scope="summaries")  # type: ignore[arg-type]
+            assert store.search.grep(q) == []
+        hits = store.search.grep(GrepQuery("deploy", scope="summaries"))
+        assert [h.id for h in hits] == [s.id]
+
+    def test_quarantine_rewrite_and_paging(self, store: Store) -> None:
+        for line in range(3):
+            store.quarantine.add(
+                source_path="/q.jsonl",
+                line_no=line,
+                byte_offset=line * 10,
+                error="bad",
+                raw=b"secret ACME-1 \xff",
+                created_at="2026-01-02T03:04:05.000Z",
+            )
+        store.quarantine.add(
+            source_path="/q.jsonl", line_no=1, byte_offset=10, error="bad", raw=b"[X] \xff"
+        )
+        kept = store.quarantine.list()
+        assert [k.created_at for k in kept[:3]] == ["2026-01-02T03:04:05.000Z"] * 3
+        first = store.quarantine.list(limit=2)
+        rest = store.quarantine.list(limit=10, after_id=first[-1].id)
+        assert [k.id for k in first + rest] == [k.id for k in kept]
+        store.quarantine.rewrite(kept[0].id, b"secret [X] \xff")
+        # Line 1 is already kept with exactly these bytes: the two become one.
+        store.quarantine.rewrite(kept[1].id, b"[X] \xff")
+        after = store.quarantine.list()
+        assert [(k.line_no, k.raw) for k in after] == [
+            (0, b"secret [X] \xff"),
+            (2, b"secret ACME-1 \xff"),
+            (1, b"[X] \xff"),
+        ]
+        assert not store.quarantine.add(
+            source_path="/q.jsonl", line_no=0, byte_offset=0, error="bad", raw=b"secret [X] \xff"
+        )
+
+    def test_scrub_keeps_everything_and_refuses_transactions(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("kept after scrub", "k")])
+        with store.transaction(), pytest.raises(StoreError):
+            store.scrub()
+        store.scrub()
+        assert [m.content for m in store.messages.list(cid)] == ["kept after scrub"]
+        assert len(store.search.grep(GrepQuery("scrub"))) == 1
+
+    # -- restoring exported records ------------------------------------
+
+    def test_restore_summaries_files_context_verbatim(self, store: Store) -> None:
+        from lossless.models import ContextItem, LargeFile, Summary
+
+        cid = self.conv(store)
+        ms = store.messages.append(cid, [msg(f"m{i}", f"k{i}") for i in range(4)]).inserted
+        leaf = Summary(
+            id="sum_00000000000000aa",
+            conversation_id=cid,
+            kind="leaf",
+            depth=0,
+            content="leaf text",
+            token_count=3,
+            earliest_at="2026-01-01T00:00:00.000Z",
+            latest_at="2026-01-01T00:01:00.000Z",
+            descendant_count=0,
+            source_token_count=8,
+            created_at="2025-12-31T23:59:59.000Z",
+            file_ids=("file_00000000000000ff",),
+            metadata={"b": 1, "a": 2},
+        )
+        top = Summary(
+            id="sum_0000000000000001",  # sorts before the leaf: order must come from calls
+            conversation_id=cid,
+            kind="condensed",
+            depth=1,
+            content="top text",
+            token_count=2,
+            earliest_at=None,
+            latest_at=None,
+            descendant_count=1,
+            source_token_count=3,
+            created_at="2025-12-31T23:59:59.000Z",
+        )
+        assert store.summaries.restore(leaf, message_ids=[ms[1].id, ms[0].id])
+        assert store.summaries.restore(top, source_summary_ids=[leaf.id])
+        assert not store.summaries.restore(leaf, message_ids=[ms[2].id])
+        assert store.summaries.get(leaf.id) == leaf
+        assert store.summaries.list(cid) == [leaf, top]
+        assert store.summaries.source_message_ids(leaf.id) == [ms[1].id, ms[0].id]
+        assert store.summaries.source_summary_ids(top.id) == [leaf.id]
+        assert [h.id for h in store.search.grep(GrepQuery("leaf", scope="summaries"))] == [
+            leaf.id
+        ]
+
+        f = LargeFile(
+            id="file_00000000000000ff",
+            conversation_id=cid,
+            message_id=ms[0].id,
+            path="/x/f.txt",
+            byte_size=10,
+            token_count=3,
+            sha256="cd" * 32,
+            media_type="text/plain",
+            exploration_summary="prose",
+            original_name="f.txt",
+            created_at="2020-01-01T00:00:00.000Z",
+        )
+        assert store.files.restore(f)
+        assert not store.files.restore(f)
+        assert store.files.get(f.id) == f
+
+        items = [
+            ContextItem(cid, 0, "summary", None, top.id, 2),
+            ContextItem(cid, 4, "message", ms[2].id, None, 7),
+            ContextItem(cid, 5, "message", ms[3].id, None, 9),
+        ]
+        store.context.append_messages(cid, ms)
+        store.context.restore(cid, items)
+        assert store.context.list(cid) == items
+        assert store.context.token_total(cid) == 18
+        store.context.append_messages(cid, [ms[0]])
+        assert store.context.list(cid)[-1].ordinal == 6
+
+    def test_restore_memory_verbatim(self, store: Store) -> None:
+        from lossless.store.contract import Memory, NewMemory
+
+        cid = self.conv(store)
+        memory = Memory(
+            id="mem_00000000000000ab",
+            project="p1",
+            text="Use uv, not pip.",
+            tags=("tooling", "python"),
+            confidence=0.75,
+            source_summary_id=None,
+            source_conversation_id=cid,
+            created_at="2024-05-05T05:05:05.000Z",
+            text_hash="ignored: recomputed",
+            last_surfaced_at="2024-06-01T00:00:00.000Z",
+            last_used_at=None,
+            surfaced_count=3,
+            used_count=1,
+            archived=True,
+        )
+        assert store.memory.restore(memory)
+        got = store.memory.get(memory.id)
+        assert got is not None
+        from lossless.store.contract import memory_text_hash
+
+        assert got == Memory(**{**_fields(memory), "text_hash": memory_text_hash(memory.text)})
+        assert not store.memory.restore(memory)
+        other = Memory(**{**_fields(memory), "id": "mem_00000000000000ac"})
+        assert not store.memory.restore(other)  # same project and text: the stored one stands
+        assert store.memory.get(other.id) is None
+        write = store.memory.create(NewMemory(project="p1", text="use uv not pip"))
+        assert not write.created and write.memory.id == memory.id
+
+
+def _fields(record: object) -> dict[str, object]:
+    import dataclasses
+
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}  # type: ignore[arg-type]

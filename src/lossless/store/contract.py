@@ -93,6 +93,15 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class PartRewrite:
+    """New searchable text and metadata for one stored part (``MessageRepository.rewrite``)."""
+
+    ordinal: int
+    text: str | None
+    metadata: JSON | None
+
+
+@dataclass(frozen=True, slots=True)
 class StoreStats:
     conversations: int
     messages: int
@@ -187,6 +196,27 @@ class MessageRepository(Protocol):
 
     def last(self, conversation_id: int) -> Message | None: ...
 
+    def rewrite(
+        self,
+        message_id: int,
+        content: str,
+        metadata: JSON | None,
+        parts: Sequence[PartRewrite] = (),
+    ) -> None:
+        """Replace a stored message's content and metadata, and the text and
+        metadata of the listed parts, in place.
+
+        Only for redacting what is already stored (``lcm sensitive purge``):
+        messages are otherwise immutable. Ids, seq, role, token counts and the
+        other part columns are kept; full-text indexes follow the new text.
+        Raises ``NotFoundError`` for an unknown message or part.
+        """
+        ...
+
+    def rewrite_native_record(self, record_id: int, raw: str) -> None:
+        """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
+        ...
+
 
 class SummaryRepository(Protocol):
     def create(
@@ -221,6 +251,28 @@ class SummaryRepository(Protocol):
         """The condensed summary this summary was merged into, if any."""
         ...
 
+    def rewrite(self, summary_id: str, content: str) -> None:
+        """Replace a summary's content in place (redaction only; token count kept).
+
+        Raises ``NotFoundError`` for an unknown summary.
+        """
+        ...
+
+    def restore(
+        self,
+        summary: Summary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> bool:
+        """Store ``summary`` exactly as given (its id and created_at too), with its links.
+
+        For importing an export. Restored summaries keep their creation order
+        as the order of calls. Returns False, changing nothing, if a summary
+        with this id is already stored.
+        """
+        ...
+
 
 class ContextRepository(Protocol):
     def list(self, conversation_id: int) -> builtins.list[ContextItem]:
@@ -240,6 +292,11 @@ class ContextRepository(Protocol):
 
     def token_total(self, conversation_id: int) -> int: ...
 
+    def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
+        """Make ``items`` (ordinals and token counts as given) the conversation's
+        whole context, replacing what it had. For importing an export."""
+        ...
+
 
 class LargeFileRepository(Protocol):
     def create(self, large_file: NewLargeFile) -> LargeFile: ...
@@ -247,6 +304,13 @@ class LargeFileRepository(Protocol):
     def get(self, file_id: str) -> LargeFile | None: ...
 
     def list(self, conversation_id: int) -> builtins.list[LargeFile]: ...
+
+    def restore(self, large_file: LargeFile) -> bool:
+        """Store ``large_file`` exactly as given (id, created_at ...); for imports.
+
+        Returns False, changing nothing, if a file with this id is already stored.
+        """
+        ...
 
 
 class SearchRepository(Protocol):
@@ -260,16 +324,37 @@ class SearchRepository(Protocol):
 
 class QuarantineRepository(Protocol):
     def add(
-        self, *, source_path: str, line_no: int, byte_offset: int, error: str, raw: bytes
+        self,
+        *,
+        source_path: str,
+        line_no: int,
+        byte_offset: int,
+        error: str,
+        raw: bytes,
+        created_at: str | None = None,
     ) -> bool:
-        """Keep a line that could not be imported; False if it was already kept."""
+        """Keep a line that could not be imported; False if it was already kept.
+
+        ``created_at`` defaults to now (an import from an export passes the original).
+        """
         ...
 
     def list(
-        self, *, source_path: str | None = None, limit: int = 100
-    ) -> builtins.list[QuarantinedLine]: ...
+        self, *, source_path: str | None = None, limit: int = 100, after_id: int | None = None
+    ) -> builtins.list[QuarantinedLine]:
+        """Kept lines ordered by id; ``after_id`` (exclusive) pages through them."""
+        ...
 
     def count(self) -> int: ...
+
+    def rewrite(self, line_id: int, raw: bytes) -> None:
+        """Replace a kept line's raw bytes (redaction).
+
+        If the same file and line is already kept with exactly these bytes,
+        this copy is dropped instead: they have become one line. Raises
+        ``NotFoundError`` for an unknown id.
+        """
+        ...
 
 
 class CursorRepository(Protocol):
@@ -433,6 +518,16 @@ class MemoryRepository(Protocol):
         """Count one use (the agent relied on it); raises ``NotFoundError``."""
         ...
 
+    def restore(self, memory: Memory) -> bool:
+        """Store ``memory`` exactly as given: id, created_at, counters, archived.
+
+        For importing an export. Returns False, changing nothing, if this id
+        is already stored or the project already holds a memory with the
+        same ``text_hash`` (the stored one stands). ``text_hash`` is
+        recomputed from the text, never trusted.
+        """
+        ...
+
 
 class Repositories(Protocol):
     """The repositories of one store, bound to its connection or transaction."""
@@ -469,6 +564,16 @@ class Store(Repositories, Protocol):
 
     def info(self) -> dict[str, Any]:
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
+        ...
+
+    def scrub(self) -> None:
+        """Physically drop data no longer referenced, so rewritten text (an old
+        secret) does not survive in free pages, index segments or logs.
+
+        Slow and exclusive (SQLite: VACUUM; PostgreSQL: VACUUM FULL of the
+        rewritable tables); run it after ``lcm sensitive purge``, never inside
+        a transaction (``StoreError``).
+        """
         ...
 
     def close(self) -> None: ...

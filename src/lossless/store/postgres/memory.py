@@ -250,3 +250,45 @@ class Memories:
         if row is None:
             raise NotFoundError(f"no memory {memory_id!r}")
         return _memory(row)
+
+    def restore(self, memory: Memory) -> bool:
+        for value, what in (
+            (memory.id, "memory id"),
+            (memory.project, "project"),
+            (memory.text, "memory text"),
+            (memory.source_summary_id, "source summary id"),
+            (memory.created_at, "created_at"),
+            (memory.last_surfaced_at, "surfaced time"),
+            (memory.last_used_at, "used time"),
+        ):
+            self._check(value, what)
+        if not 0.0 <= memory.confidence <= 1.0:
+            raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
+        tags = self._clean_tags(memory.tags)
+        with self.s._atomic() as conn:
+            # Either unique key (id, or project + text hash) makes this a no-op.
+            cur = conn.execute(
+                "INSERT INTO memories(id, project, text, text_hash, tags, tags_text, confidence, "
+                "source_summary_id, source_conversation_id, created_at, last_surfaced_at, "
+                "last_used_at, surfaced_count, used_count, archived) "
+                "VALUES (%s, %s, %s, %s, %s::json, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                [
+                    memory.id,
+                    memory.project,
+                    memory.text,
+                    memory_text_hash(memory.text),
+                    json.dumps(tags),
+                    " ".join(tags),
+                    memory.confidence,
+                    memory.source_summary_id,
+                    memory.source_conversation_id,
+                    memory.created_at,
+                    memory.last_surfaced_at,
+                    memory.last_used_at,
+                    memory.surfaced_count,
+                    memory.used_count,
+                    memory.archived,
+                ],
+            )
+            return cur.rowcount > 0

@@ -38,6 +38,7 @@ from lossless.errors import (
     InputError,
     LeaseLostError,
     NestedTransactionError,
+    NotFoundError,
     StoreClosedError,
     StoreError,
 )
@@ -63,6 +64,7 @@ from lossless.store.contract import (
     Capabilities,
     GrepQuery,
     Lease,
+    PartRewrite,
     Store,
     StoreStats,
 )
@@ -456,6 +458,26 @@ class PostgresStore:
             by_client=by_client,
         )
 
+    # Tables whose rows ``rewrite``/``restore`` can change in place.
+    _SCRUBBED_TABLES = ("messages", "message_parts", "native_records", "summaries", "quarantine")
+
+    def scrub(self) -> None:
+        """VACUUM FULL the rewritable tables: each is copied to new files (indexes
+        rebuilt) and the old files, with the dead row versions, are removed.
+
+        A plain VACUUM only marks dead tuples' space reusable; their bytes stay
+        in the table file until overwritten. WAL segments, replicas and backups
+        keep old versions until they are recycled: that is the operator's part.
+        """
+        self._check_open()
+        if self._current() is not None:
+            raise StoreError("scrub cannot run inside a transaction")
+        # VACUUM refuses to run in a transaction block; pooled connections
+        # are autocommit, so each statement runs on its own.
+        with self._connection() as conn:
+            for table in self._SCRUBBED_TABLES:
+                conn.execute(f"VACUUM (FULL, ANALYZE) lcm.{table}")
+
     def info(self) -> dict[str, Any]:
         row = self._q1(
             "SELECT current_setting('server_version') AS version, "
@@ -815,6 +837,41 @@ class _Messages(_Repo):
         )
         return None if row is None else _message(row)
 
+    def rewrite(
+        self,
+        message_id: int,
+        content: str,
+        metadata: JSON | None,
+        parts: Sequence[PartRewrite] = (),
+    ) -> None:
+        _check_text(content, "message content")
+        for p in parts:
+            _check_text(p.text, "message part text")
+        meta = _dumps(metadata)
+        part_rows = [(p.text, _dumps(p.metadata), message_id, p.ordinal) for p in parts]
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "UPDATE messages SET content = %s, metadata = %s::json WHERE id = %s",
+                [content, meta, message_id],
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no message {message_id}")
+            for row in part_rows:
+                cur = conn.execute(
+                    "UPDATE message_parts SET text = %s, metadata = %s::json "
+                    "WHERE message_id = %s AND ordinal = %s",
+                    list(row),
+                )
+                if cur.rowcount == 0:
+                    raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def rewrite_native_record(self, record_id: int, raw: str) -> None:
+        _check_text(raw, "native record")
+        with self.s._atomic() as conn:
+            cur = conn.execute("UPDATE native_records SET raw = %s WHERE id = %s", [raw, record_id])
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no native record {record_id}")
+
 
 def _check_records(records: Sequence[NewNativeRecord]) -> None:
     for r in records:
@@ -918,6 +975,74 @@ class _Summaries(_Repo):
             file_ids=tuple(summary.file_ids),
             metadata=summary.metadata,
         )
+
+    def rewrite(self, summary_id: str, content: str) -> None:
+        _check_text(summary_id, "summary id")
+        _check_text(content, "summary content")
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "UPDATE summaries SET content = %s WHERE id = %s", [content, summary_id]
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no summary {summary_id!r}")
+
+    def restore(
+        self,
+        summary: Summary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> bool:
+        for value, what in (
+            (summary.id, "summary id"),
+            (summary.content, "summary content"),
+            (summary.earliest_at, "earliest_at"),
+            (summary.latest_at, "latest_at"),
+            (summary.created_at, "created_at"),
+        ):
+            _check_text(value, what)
+        for source_id in [*summary.file_ids, *source_summary_ids]:
+            _check_text(source_id, "summary or file id")
+        metadata = _dumps(summary.metadata)
+        with self.s._atomic() as conn:
+            inserted = conn.execute(
+                "INSERT INTO summaries(id, conversation_id, kind, depth, content, token_count, "
+                "earliest_at, latest_at, descendant_count, source_token_count, file_ids, "
+                "metadata, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s::json, %s::json, %s) ON CONFLICT (id) DO NOTHING RETURNING id",
+                [
+                    summary.id,
+                    summary.conversation_id,
+                    summary.kind,
+                    summary.depth,
+                    summary.content,
+                    summary.token_count,
+                    summary.earliest_at,
+                    summary.latest_at,
+                    summary.descendant_count,
+                    summary.source_token_count,
+                    json.dumps(list(summary.file_ids)),
+                    metadata,
+                    summary.created_at,
+                ],
+            ).fetchone()
+            if inserted is None:
+                return False
+            if message_ids:
+                conn.execute(
+                    "INSERT INTO summary_messages(summary_id, ordinal, message_id) "
+                    "SELECT %s, u.ordinality - 1, u.id "
+                    "FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(id, ordinality)",
+                    [summary.id, list(message_ids)],
+                )
+            if source_summary_ids:
+                conn.execute(
+                    "INSERT INTO summary_parents(summary_id, ordinal, parent_id) "
+                    "SELECT %s, u.ordinality - 1, u.id "
+                    "FROM unnest(%s::text[]) WITH ORDINALITY AS u(id, ordinality)",
+                    [summary.id, list(source_summary_ids)],
+                )
+        return True
 
     def get(self, summary_id: str) -> Summary | None:
         _check_text(summary_id, "summary id")
@@ -1052,6 +1177,28 @@ class _Context(_Repo):
         )
         return int(row["n"]) if row else 0
 
+    def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
+        for item in items:
+            _check_text(item.summary_id, "summary id")
+        with self.s._atomic() as conn:
+            _lock_conversation(conn, conversation_id)
+            conn.execute("DELETE FROM context_items WHERE conversation_id = %s", [conversation_id])
+            if not items:
+                return
+            conn.execute(
+                "INSERT INTO context_items(conversation_id, ordinal, item_type, message_id, "
+                "summary_id, token_count) SELECT %s, u.* FROM unnest(%s::bigint[], "
+                "%s::text[], %s::bigint[], %s::text[], %s::bigint[]) AS u",
+                [
+                    conversation_id,
+                    [i.ordinal for i in items],
+                    [i.item_type for i in items],
+                    [i.message_id for i in items],
+                    [i.summary_id for i in items],
+                    [i.token_count for i in items],
+                ],
+            )
+
 
 class _Files(_Repo):
     def create(self, large_file: NewLargeFile) -> LargeFile:
@@ -1098,6 +1245,40 @@ class _Files(_Repo):
             [conversation_id],
         )
         return [_large_file(r) for r in rows]
+
+    def restore(self, large_file: LargeFile) -> bool:
+        f = large_file
+        for value, what in (
+            (f.id, "file id"),
+            (f.path, "path"),
+            (f.sha256, "sha256"),
+            (f.media_type, "media type"),
+            (f.exploration_summary, "exploration summary"),
+            (f.original_name, "original name"),
+            (f.created_at, "created_at"),
+        ):
+            _check_text(value, what)
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "INSERT INTO large_files(id, conversation_id, message_id, path, byte_size, "
+                "token_count, sha256, media_type, exploration_summary, original_name, "
+                "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                [
+                    f.id,
+                    f.conversation_id,
+                    f.message_id,
+                    f.path,
+                    f.byte_size,
+                    f.token_count,
+                    f.sha256,
+                    f.media_type,
+                    f.exploration_summary,
+                    f.original_name,
+                    f.created_at,
+                ],
+            )
+            return cur.rowcount > 0
 
 
 class _Search(_Repo):
@@ -1300,9 +1481,17 @@ def _with_cover(hit: SearchHit, summary_id: str | None) -> SearchHit:
 
 class _Quarantine(_Repo):
     def add(
-        self, *, source_path: str, line_no: int, byte_offset: int, error: str, raw: bytes
+        self,
+        *,
+        source_path: str,
+        line_no: int,
+        byte_offset: int,
+        error: str,
+        raw: bytes,
+        created_at: str | None = None,
     ) -> bool:
         _check_text(source_path, "source path")
+        _check_text(created_at, "created_at")
         # The raw bytes are kept exactly (bytea); the error is a diagnostic
         # that may quote the offending line, so a NUL in it is spelled out
         # rather than refusing to quarantine the line at all.
@@ -1319,19 +1508,19 @@ class _Quarantine(_Repo):
                     error,
                     raw,
                     hashlib.sha256(raw).hexdigest(),
-                    utc_now_iso(),
+                    created_at or utc_now_iso(),
                 ],
             )
             return cur.rowcount > 0
 
     def list(
-        self, *, source_path: str | None = None, limit: int = 100
+        self, *, source_path: str | None = None, limit: int = 100, after_id: int | None = None
     ) -> builtins.list[QuarantinedLine]:
         _check_text(source_path, "source path")
-        sql = "SELECT * FROM quarantine"
-        params: list[Any] = []
+        sql = "SELECT * FROM quarantine WHERE id > %s"
+        params: list[Any] = [-1 if after_id is None else after_id]
         if source_path is not None:
-            sql += " WHERE source_path = %s"
+            sql += " AND source_path = %s"
             params.append(source_path)
         sql += " ORDER BY id"
         if limit >= 0:
@@ -1353,6 +1542,27 @@ class _Quarantine(_Repo):
     def count(self) -> int:
         row = self.s._q1("SELECT count(*) AS n FROM quarantine")
         return int(row["n"]) if row else 0
+
+    def rewrite(self, line_id: int, raw: bytes) -> None:
+        digest = hashlib.sha256(raw).hexdigest()
+        with self.s._atomic() as conn:
+            row = conn.execute(
+                "SELECT source_path, line_no FROM quarantine WHERE id = %s FOR UPDATE", [line_id]
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no quarantined line {line_id}")
+            twin = conn.execute(
+                "SELECT id FROM quarantine WHERE source_path = %s AND line_no = %s "
+                "AND raw_sha256 = %s AND id <> %s",
+                [row["source_path"], row["line_no"], digest, line_id],
+            ).fetchone()
+            if twin is not None:
+                conn.execute("DELETE FROM quarantine WHERE id = %s", [line_id])
+                return
+            conn.execute(
+                "UPDATE quarantine SET raw = %s, raw_sha256 = %s WHERE id = %s",
+                [raw, digest, line_id],
+            )
 
 
 class _Cursors(_Repo):

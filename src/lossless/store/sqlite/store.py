@@ -57,6 +57,7 @@ from lossless.store.contract import (
     MemoryHit,
     MemoryWrite,
     NewMemory,
+    PartRewrite,
     StoreStats,
     memory_text_hash,
 )
@@ -388,6 +389,31 @@ class SQLiteStore:
             by_client=by_client,
         )
 
+    def scrub(self) -> None:
+        """Rebuild the database so rewritten text leaves no trace in the files.
+
+        FTS5 keeps a deleted row's terms in older index segments until they
+        are merged ('optimize'); VACUUM with secure_delete writes a fresh
+        file without free pages holding old rows; the WAL would still hold
+        the old page images, so it is checkpointed and truncated last.
+        """
+        with self._lock:
+            self._check_open()
+            if self._in_tx:
+                raise StoreError("scrub cannot run inside a transaction")
+            db = self._db
+            db.execute("PRAGMA secure_delete = ON")
+            for table in (
+                "messages_fts",
+                "messages_trigram",
+                "summaries_fts",
+                "summaries_trigram",
+                "memories_fts",
+            ):
+                db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def info(self) -> dict[str, Any]:
         size = 0
         for suffix in ("", "-wal", "-shm"):
@@ -717,6 +743,43 @@ class _Messages(_Repo):
         )
         return None if row is None else _message(row)
 
+    def rewrite(
+        self,
+        message_id: int,
+        content: str,
+        metadata: JSON | None,
+        parts: Sequence[PartRewrite] = (),
+    ) -> None:
+        _check_text(content, "message content")
+        for p in parts:
+            _check_text(p.text, "message part text")
+        meta = _dumps(metadata)
+        part_rows = [(p.text, _dumps(p.metadata), message_id, p.ordinal) for p in parts]
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE messages SET content = ?, metadata = ? WHERE id = ?",
+                (content, meta, message_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no message {message_id}")
+            for row in part_rows:
+                cur = self.db.execute(
+                    "UPDATE message_parts SET text = ?, metadata = ? "
+                    "WHERE message_id = ? AND ordinal = ?",
+                    row,
+                )
+                if cur.rowcount == 0:
+                    raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def rewrite_native_record(self, record_id: int, raw: str) -> None:
+        _check_text(raw, "native record")
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE native_records SET raw = ? WHERE id = ?", (raw, record_id)
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no native record {record_id}")
+
 
 class _Summaries(_Repo):
     def create(
@@ -780,6 +843,56 @@ class _Summaries(_Repo):
     def get(self, summary_id: str) -> Summary | None:
         row = self.s._q1("SELECT * FROM summaries WHERE id = ?", (summary_id,))
         return None if row is None else _summary(row)
+
+    def rewrite(self, summary_id: str, content: str) -> None:
+        _check_text(content, "summary content")
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE summaries SET content = ? WHERE id = ?", (content, summary_id)
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no summary {summary_id!r}")
+
+    def restore(
+        self,
+        summary: Summary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> bool:
+        _check_text(summary.content, "summary content")
+        with self.s._atomic():
+            if self.s._q1("SELECT 1 FROM summaries WHERE id = ?", (summary.id,)):
+                return False
+            self.db.execute(
+                "INSERT INTO summaries(id, conversation_id, kind, depth, content, token_count, "
+                "earliest_at, latest_at, descendant_count, source_token_count, file_ids, "
+                "metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    summary.id,
+                    summary.conversation_id,
+                    summary.kind,
+                    summary.depth,
+                    summary.content,
+                    summary.token_count,
+                    summary.earliest_at,
+                    summary.latest_at,
+                    summary.descendant_count,
+                    summary.source_token_count,
+                    json.dumps(list(summary.file_ids)),
+                    _dumps(summary.metadata),
+                    summary.created_at,
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO summary_messages(summary_id, ordinal, message_id) VALUES (?, ?, ?)",
+                [(summary.id, i, mid) for i, mid in enumerate(message_ids)],
+            )
+            self.db.executemany(
+                "INSERT INTO summary_parents(summary_id, ordinal, parent_id) VALUES (?, ?, ?)",
+                [(summary.id, i, sid) for i, sid in enumerate(source_summary_ids)],
+            )
+        return True
 
     def list(self, conversation_id: int, *, depth: int | None = None) -> builtins.list[Summary]:
         sql = (
@@ -894,6 +1007,27 @@ class _Context(_Repo):
         )
         return int(row["n"]) if row else 0
 
+    def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
+        with self.s._atomic():
+            self.db.execute(
+                "DELETE FROM context_items WHERE conversation_id = ?", (conversation_id,)
+            )
+            self.db.executemany(
+                "INSERT INTO context_items(conversation_id, ordinal, item_type, message_id, "
+                "summary_id, token_count) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        conversation_id,
+                        i.ordinal,
+                        i.item_type,
+                        i.message_id,
+                        i.summary_id,
+                        i.token_count,
+                    )
+                    for i in items
+                ],
+            )
+
 
 class _Files(_Repo):
     def create(self, large_file: NewLargeFile) -> LargeFile:
@@ -933,6 +1067,31 @@ class _Files(_Repo):
             (conversation_id,),
         )
         return [_large_file(r) for r in rows]
+
+    def restore(self, large_file: LargeFile) -> bool:
+        f = large_file
+        for value, what in ((f.path, "path"), (f.exploration_summary, "exploration summary")):
+            _check_text(value, what)
+        with self.s._atomic():
+            cur = self.db.execute(
+                "INSERT OR IGNORE INTO large_files(id, conversation_id, message_id, path, "
+                "byte_size, token_count, sha256, media_type, exploration_summary, "
+                "original_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    f.id,
+                    f.conversation_id,
+                    f.message_id,
+                    f.path,
+                    f.byte_size,
+                    f.token_count,
+                    f.sha256,
+                    f.media_type,
+                    f.exploration_summary,
+                    f.original_name,
+                    f.created_at,
+                ),
+            )
+            return cur.rowcount > 0
 
 
 class _Search(_Repo):
@@ -1125,7 +1284,14 @@ def _with_cover(hit: SearchHit, summary_id: str | None) -> SearchHit:
 
 class _Quarantine(_Repo):
     def add(
-        self, *, source_path: str, line_no: int, byte_offset: int, error: str, raw: bytes
+        self,
+        *,
+        source_path: str,
+        line_no: int,
+        byte_offset: int,
+        error: str,
+        raw: bytes,
+        created_at: str | None = None,
     ) -> bool:
         with self.s._atomic():
             cur = self.db.execute(
@@ -1138,18 +1304,18 @@ class _Quarantine(_Repo):
                     error,
                     raw,
                     hashlib.sha256(raw).hexdigest(),
-                    utc_now_iso(),
+                    created_at or utc_now_iso(),
                 ),
             )
             return cur.rowcount > 0
 
     def list(
-        self, *, source_path: str | None = None, limit: int = 100
+        self, *, source_path: str | None = None, limit: int = 100, after_id: int | None = None
     ) -> builtins.list[QuarantinedLine]:
-        sql = "SELECT * FROM quarantine"
-        params: list[Any] = []
+        sql = "SELECT * FROM quarantine WHERE id > ?"
+        params: list[Any] = [-1 if after_id is None else after_id]
         if source_path is not None:
-            sql += " WHERE source_path = ?"
+            sql += " AND source_path = ?"
             params.append(source_path)
         sql += " ORDER BY id LIMIT ?"
         params.append(limit)
@@ -1169,6 +1335,25 @@ class _Quarantine(_Repo):
     def count(self) -> int:
         row = self.s._q1("SELECT count(*) AS n FROM quarantine")
         return int(row["n"]) if row else 0
+
+    def rewrite(self, line_id: int, raw: bytes) -> None:
+        with self.s._atomic():
+            row = self.s._q1("SELECT source_path, line_no FROM quarantine WHERE id = ?", (line_id,))
+            if row is None:
+                raise NotFoundError(f"no quarantined line {line_id}")
+            digest = hashlib.sha256(raw).hexdigest()
+            twin = self.s._q1(
+                "SELECT id FROM quarantine WHERE source_path = ? AND line_no = ? "
+                "AND raw_sha256 = ? AND id <> ?",
+                (row["source_path"], row["line_no"], digest, line_id),
+            )
+            if twin is not None:
+                self.db.execute("DELETE FROM quarantine WHERE id = ?", (line_id,))
+                return
+            self.db.execute(
+                "UPDATE quarantine SET raw = ?, raw_sha256 = ? WHERE id = ?",
+                (raw, digest, line_id),
+            )
 
 
 class _Cursors(_Repo):
@@ -1458,6 +1643,38 @@ class _Memories(_Repo):
             got = self.get(memory_id)
         assert got is not None
         return got
+
+    def restore(self, memory: Memory) -> bool:
+        _check_text(memory.text, "memory text")
+        _check_text(memory.project, "project")
+        if not 0.0 <= memory.confidence <= 1.0:
+            raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
+        tags = _clean_tags(memory.tags)
+        with self.s._atomic():
+            cur = self.db.execute(
+                "INSERT OR IGNORE INTO memories(id, project, text, text_hash, tags, tags_text, "
+                "confidence, source_summary_id, source_conversation_id, created_at, "
+                "last_surfaced_at, last_used_at, surfaced_count, used_count, archived) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory.id,
+                    memory.project,
+                    memory.text,
+                    memory_text_hash(memory.text),
+                    json.dumps(tags),
+                    " ".join(tags),
+                    memory.confidence,
+                    memory.source_summary_id,
+                    memory.source_conversation_id,
+                    memory.created_at,
+                    memory.last_surfaced_at,
+                    memory.last_used_at,
+                    memory.surfaced_count,
+                    memory.used_count,
+                    int(memory.archived),
+                ),
+            )
+            return cur.rowcount > 0
 
 
 def open_sqlite(path: Path | str) -> SQLiteStore:
