@@ -2,18 +2,45 @@
 
 The public API is small: open an ``Engine``, get a conversation, ingest,
 search and expand. Everything else is reachable from the engine.
+
+Exports load on first use, so ``lcm hook`` (which runs on every agent turn)
+does not pay for importing the whole engine.
 """
 
-from lossless.config import Config, load_config
-from lossless.engine.engine import ConversationHandle, Engine
-from lossless.errors import (
-    ConfigError,
-    InputError,
-    LosslessError,
-    NotFoundError,
-    StoreError,
-)
-from lossless.models import Conversation, Message, NewMessage, NewPart, SearchHit, Summary
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lossless.config import Config, load_config
+    from lossless.engine.engine import ConversationHandle, Engine
+    from lossless.errors import (
+        ConfigError,
+        InputError,
+        LosslessError,
+        NotFoundError,
+        StoreError,
+    )
+    from lossless.models import Conversation, Message, NewMessage, NewPart, SearchHit, Summary
+
+_EXPORTS = {
+    "Config": "lossless.config",
+    "load_config": "lossless.config",
+    "ConversationHandle": "lossless.engine.engine",
+    "Engine": "lossless.engine.engine",
+    "ConfigError": "lossless.errors",
+    "InputError": "lossless.errors",
+    "LosslessError": "lossless.errors",
+    "NotFoundError": "lossless.errors",
+    "StoreError": "lossless.errors",
+    "Conversation": "lossless.models",
+    "Message": "lossless.models",
+    "NewMessage": "lossless.models",
+    "NewPart": "lossless.models",
+    "SearchHit": "lossless.models",
+    "Summary": "lossless.models",
+}
 
 __all__ = [
     "Config",
@@ -34,3 +61,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lossless' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -92,6 +92,23 @@ LOG_ROTATE_BYTES = 5 * 1024 * 1024
 CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 
 
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+
+
+def canonical_event(event: str) -> str:
+    """The event's canonical spelling (clients and users vary the case)."""
+    return next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
+
+
 def inside_subagent() -> bool:
     """True in a process that lossless started as a model sub-process."""
     return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")

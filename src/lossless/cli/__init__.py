@@ -1,19 +1,83 @@
-"""The ``lcm`` command line. Each area's commands live in their own module."""
+"""The ``lcm`` command line. Each area's commands live in their own module.
+
+``main`` answers ``lcm hook ...`` without loading click or any command module:
+hooks run on every agent turn and must start fast.
+"""
 
 from __future__ import annotations
 
-# Importing a command module registers its commands on ``cli``.
-from lossless.cli import compaction as _compaction  # noqa: F401
-from lossless.cli import history as _history  # noqa: F401
-from lossless.cli import integration as _integration  # noqa: F401
-from lossless.cli import memory as _memory  # noqa: F401
-from lossless.cli import postgres as _postgres  # noqa: F401
-from lossless.cli import sensitive as _sensitive  # noqa: F401
-from lossless.cli.app import cli
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import click
 
 
-def main() -> None:
-    cli(prog_name="lcm")
+def _load() -> click.Group:
+    # Importing a command module registers its commands on ``cli``.
+    from lossless.cli import compaction as _compaction  # noqa: F401
+    from lossless.cli import history as _history  # noqa: F401
+    from lossless.cli import integration as _integration  # noqa: F401
+    from lossless.cli import memory as _memory  # noqa: F401
+    from lossless.cli import postgres as _postgres  # noqa: F401
+    from lossless.cli import sensitive as _sensitive  # noqa: F401
+    from lossless.cli.app import cli
+
+    return cli
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    code = _fast_hook(args)
+    if code is not None:
+        sys.exit(code)
+    _load()(args=args, prog_name="lcm")
+
+
+def _fast_hook(args: list[str]) -> int | None:
+    """Run ``[--home H] hook EVENT [--client C] [--inline-bytes N] [--background]`` directly.
+
+    Returns None for anything else (help, unknown options), which click handles.
+    """
+    from pathlib import Path
+
+    home: str | None = None
+    if args[:1] == ["--home"] and len(args) >= 3:
+        home, args = args[1], args[2:]
+    elif args[:1] and args[0].startswith("--home="):
+        home, args = args[0].split("=", 1)[1], args[1:]
+    if len(args) < 2 or args[0] != "hook" or args[1].startswith("-"):
+        return None
+    event, rest = args[1], args[2:]
+    client: str | None = None
+    inline_bytes: int | None = None
+    background = False
+    while rest:
+        option = rest.pop(0)
+        if option == "--client" and rest:
+            client = rest.pop(0)
+        elif option == "--inline-bytes" and rest and rest[0].isdigit():
+            inline_bytes = int(rest.pop(0))
+        elif option == "--background":
+            background = True
+        else:
+            return None
+    from lossless import hooks
+
+    return hooks.main(
+        hooks.canonical_event(event),
+        home=Path(home) if home else None,
+        client=client,
+        inline_bytes=hooks.DEFAULT_INLINE_BYTES if inline_bytes is None else inline_bytes,
+        background=background,
+    )
+
+
+def __getattr__(name: str) -> object:
+    if name == "cli":
+        return _load()
+    raise AttributeError(name)
 
 
 __all__ = ["cli", "main"]

@@ -12,17 +12,6 @@ from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
 if TYPE_CHECKING:
     from lossless.integrations import Plan, Scope
 
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "Stop",
-    "SubagentStop",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-)
-
 
 @cli.command()
 # A plain string, not a Choice: a misspelled event must not make click exit 2
@@ -69,9 +58,8 @@ def hook(
     """
     from lossless import hooks
 
-    canonical = next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
     code = hooks.main(
-        canonical,
+        hooks.canonical_event(event),
         home=state_of(ctx).home,
         client=client,
         inline_bytes=inline_bytes,
