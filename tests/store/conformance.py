@@ -513,9 +513,7 @@ class StoreConformance:
         for mode in ("full_text", "regex"):
             assert store.search.grep(GrepQuery("ACME", mode=mode)) == []  # type: ignore[arg-type]
             assert store.search.grep(GrepQuery("12345", mode=mode)) == []  # type: ignore[arg-type]
-        assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [
-            str(m.id)
-        ]
+        assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [str(m.id)]
         assert len(store.search.grep(GrepQuery(r"call \[X\]", mode="regex"))) == 1
 
     def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
@@ -634,9 +632,7 @@ class StoreConformance:
         assert store.summaries.list(cid) == [leaf, top]
         assert store.summaries.source_message_ids(leaf.id) == [ms[1].id, ms[0].id]
         assert store.summaries.source_summary_ids(top.id) == [leaf.id]
-        assert [h.id for h in store.search.grep(GrepQuery("leaf", scope="summaries"))] == [
-            leaf.id
-        ]
+        assert [h.id for h in store.search.grep(GrepQuery("leaf", scope="summaries"))] == [leaf.id]
 
         f = LargeFile(
             id="file_00000000000000ff",

@@ -110,3 +110,71 @@ def test_text(ctx: click.Context, text: str | None, project: str | None, as_json
     click.echo(result.text)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(result.counts.items())) or "nothing found"
     click.echo(f"[{summary}]", err=True)
+
+
+@sensitive.command("purge")
+@click.option("--dry-run", is_flag=True, help="Only report what would be redacted.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def purge_history(ctx: click.Context, dry_run: bool, quiet: bool, as_json: bool) -> None:
+    """Apply today's patterns to everything already stored.
+
+    Re-scans message content, metadata and parts, raw transcript records,
+    summaries and quarantined lines, and rewrites only the spans that match
+    (a secret becomes its [REDACTED:...] placeholder; everything else stays
+    byte for byte). Then the database is compacted so the old text does not
+    survive in free pages or index segments (SQLite: VACUUM; PostgreSQL:
+    VACUUM FULL of the rewritten tables, which locks them while it runs).
+
+    Safe to interrupt: work is committed in batches and a second run finishes
+    the job (and finds nothing to do once it is done). Secrets found are added
+    to each conversation's redaction tally (`lcm status`).
+
+    \b
+    Typical use:
+      lcm sensitive add customer-id 'CUST-\\d{6}'
+      lcm sensitive purge --dry-run     # what would change, per table
+      lcm sensitive purge
+    """
+    from lossless.engine.purge import purge, purge_total
+
+    engine = state_of(ctx).engine()
+    total = purge_total(engine.store)
+    with click.progressbar(
+        length=max(total, 1),
+        label="Scanning" if dry_run else "Purging",
+        file=sys.stderr,
+        hidden=quiet or as_json or total == 0,
+    ) as bar:
+        report = purge(engine.store, engine.redactors, dry_run=dry_run, progress=bar.update)
+    if not dry_run and report.rows_changed:
+        engine.store.scrub()
+    if as_json:
+        emit_json(
+            {
+                "dry_run": report.dry_run,
+                "rows_changed": report.rows_changed,
+                "conversations_changed": report.conversations_changed,
+                "redactions": report.redactions,
+                "tables": report.tables,
+            }
+        )
+        return
+    print_table(
+        ["table", "scanned", "changed", "redactions"],
+        [
+            (
+                name,
+                t.scanned,
+                t.changed,
+                ", ".join(f"{k} {v}" for k, v in sorted(t.redactions.items())),
+            )
+            for name, t in report.tables.items()
+        ],
+    )
+    verb = "would change" if dry_run else "changed"
+    click.echo(
+        f"{verb} {report.rows_changed} rows in {report.conversations_changed} conversations"
+        + ("" if dry_run or not report.rows_changed else "; database compacted")
+    )
