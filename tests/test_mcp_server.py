@@ -34,7 +34,15 @@ SMALL = {
     "fresh_tail_count": 6,
     "leaf_min_fanout": 3,
 }
-TOOLS = {"lcm_grep", "lcm_search", "lcm_describe", "lcm_expand", "lcm_expand_query", "lcm_status"}
+TOOLS = {
+    "lcm_grep",
+    "lcm_search",
+    "lcm_store",
+    "lcm_describe",
+    "lcm_expand",
+    "lcm_expand_query",
+    "lcm_status",
+}
 
 
 # --------------------------------------------------------------------------- store

@@ -78,6 +78,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("summarizer.timeout_s", float, 60.0, "Timeout of one summarizer call, in seconds."),
     Setting("summarizer.retries", int, 2, "Retries of a failed summarizer call."),
     Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
+    Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
+    Setting("recall.budget_bytes", int, 1_500, "Most bytes of memories added to one prompt."),
+    Setting("recall.limit", int, 3, "Most memories added to one prompt."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -1,9 +1,11 @@
 """The MCP server (``lcm mcp``): lossless history as tools for the agent, over stdio.
 
-Tools (all read-only):
+Tools (all read-only but ``lcm_store``):
 
 - ``lcm_grep``: regex or full-text search over messages and summaries.
-- ``lcm_search``: ranked full-text search (best first).
+- ``lcm_search``: ranked full-text search (best first) over history and durable
+  memories together.
+- ``lcm_store``: keep a durable memory (decision, convention, fix) for the project.
 - ``lcm_describe``: one message, summary or large file in full (paged).
 - ``lcm_expand``: a summary's sources, one or more levels down, under a token cap.
 - ``lcm_expand_query``: answer a question from the history: candidate summaries
@@ -67,8 +69,10 @@ compacts older context into summaries (ids sum_...) that point back to their \
 sources. When you need something no longer in your context: lcm_search (ranked \
 words) or lcm_grep (regex) to find it, lcm_describe for one id in full, lcm_expand \
 to open a summary into what it was built from, lcm_expand_query to answer a \
-question from the history. Tools see only the current project unless you pass \
-all_projects=true."""
+question from the history. lcm_store keeps a durable memory (a decision, a \
+convention, a fix) that future sessions will see; if a memory shown to you \
+(mem_...) helps, mention its id. Tools see only the current project unless you \
+pass all_projects=true."""
 
 
 class ToolFailure(Exception):
@@ -216,6 +220,18 @@ def _hit(hit: SearchHit) -> dict[str, Any]:
     }
 
 
+def _window(text: str, query: str, width: int = 160) -> str:
+    """A one-line excerpt of ``text`` around the first word of ``query`` it contains."""
+    flat = " ".join(text.split())
+    lowered = flat.lower()
+    positions = [lowered.find(w.lower()) for w in query.split() if len(w) > 2]
+    found = [p for p in positions if p >= 0]
+    if not found:
+        return flat
+    start = max(0, min(found) - width // 2)
+    return ("…" if start else "") + flat[start:]
+
+
 @dataclass(slots=True)
 class _Piece:
     id: str
@@ -311,6 +327,93 @@ class LcmTools:
         if note:
             result["note"] = note
         return result
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: Scope = "both",
+        session_id: str | None = None,
+        since: str | None = None,
+        all_projects: bool = False,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """Memories and history ranked together; filtered searches cover history only."""
+        from lossless.engine.recall import search_all
+        from lossless.errors import LosslessError
+
+        if session_id or since or scope != "both":
+            return self.grep(
+                query,
+                mode="full_text",
+                scope=scope,
+                session_id=session_id,
+                since=since,
+                all_projects=all_projects,
+                limit=limit,
+                offset=offset,
+            )
+        project = self._scope(all_projects, None)
+        try:
+            hits = search_all(self.engine.store, query, project=project, limit=offset + limit + 1)
+        except LosslessError as exc:
+            raise ToolFailure(str(exc)) from None
+        page = hits[offset : offset + limit]
+        result: dict[str, Any] = {
+            "query": query,
+            "mode": "full_text",
+            "project": project if project is not None else "(all projects)",
+            "hits": [
+                {
+                    "id": h.id,
+                    "kind": h.kind,
+                    "score": round(h.score, 4),
+                    "created_at": h.created_at,
+                    "session_id": h.session_id,
+                    "project": h.project,
+                    "conversation_id": h.conversation_id,
+                    "covering_summary_id": h.covering_summary_id,
+                    "tags": list(h.tags),
+                    "snippet": _clip(_window(h.text, query), SNIPPET_CHARS),
+                }
+                for h in page
+            ],
+            "next_offset": offset + limit if len(hits) > offset + limit else None,
+            "hint": "memories (mem_) are durable notes; lcm_describe a message id, "
+            "lcm_expand a sum_ id or covering_summary_id",
+        }
+        note = None if page else self._empty_note(project)
+        if note:
+            result["note"] = note
+        return result
+
+    # -- memory ------------------------------------------------------------
+
+    def store_memory(
+        self, text: str, *, tags: list[str] | None = None, confidence: float = 1.0
+    ) -> dict[str, Any]:
+        import os
+
+        from lossless.engine.memory import remember
+        from lossless.errors import LosslessError
+
+        project = self.project or os.getcwd()
+        try:
+            written = remember(
+                self.engine.store, text, project=project, tags=tags or (), confidence=confidence
+            )
+        except LosslessError as exc:
+            raise ToolFailure(str(exc)) from None
+        memory = written.memory
+        return {
+            "id": memory.id,
+            "created": written.created,
+            "project": memory.project,
+            "tags": list(memory.tags),
+            "confidence": memory.confidence,
+            "note": "stored" if written.created else "an equivalent memory already existed",
+        }
 
     # -- describe ----------------------------------------------------------
 
@@ -789,13 +892,14 @@ def build_server(tools: LcmTools) -> Any:
         """Ranked full-text search over every stored message and summary, best match first.
 
         Use it to find where something was discussed when you know some words
-        but not the exact text. Each hit gives ids to follow with lcm_describe
-        (messages) or lcm_expand (summaries and covering_summary_id).
+        but not the exact text. Without session_id/since/scope filters it also
+        searches durable memories (mem_ ids), ranked together with the history.
+        Each hit gives ids to follow with lcm_describe (messages) or lcm_expand
+        (summaries and covering_summary_id).
         """
         return call(
-            lambda: tools.grep(
+            lambda: tools.search(
                 query,
-                mode="full_text",
                 scope=scope,
                 session_id=session_id,
                 since=since,
@@ -804,6 +908,23 @@ def build_server(tools: LcmTools) -> Any:
                 offset=offset,
             )
         )
+
+    def lcm_store(
+        text: Annotated[str, Field(min_length=1, max_length=4000, description="The fact to keep.")],
+        tags: Annotated[
+            list[str] | None, Field(description="Short labels, e.g. ['convention', 'db'].")
+        ] = None,
+        confidence: Annotated[
+            float, Field(ge=0.0, le=1.0, description="How sure you are (0..1).")
+        ] = 1.0,
+    ) -> dict[str, Any]:
+        """Keep a durable memory for this project: a decision, a convention, a fix.
+
+        Memories outlive sessions and compaction: lcm_search finds them and
+        relevant ones are shown with future prompts. Near-duplicates are
+        merged, so storing the same fact twice is harmless. Never store secrets.
+        """
+        return call(lambda: tools.store_memory(text, tags=tags, confidence=confidence))
 
     def lcm_describe(
         id: Annotated[
@@ -877,7 +998,15 @@ def build_server(tools: LcmTools) -> Any:
         context tokens, pending compaction and the summarizer in use."""
         return call(lambda: tools.status(all_projects=all_projects))
 
-    for fn in (lcm_grep, lcm_search, lcm_describe, lcm_expand, lcm_expand_query, lcm_status):
+    for fn in (
+        lcm_grep,
+        lcm_search,
+        lcm_store,
+        lcm_describe,
+        lcm_expand,
+        lcm_expand_query,
+        lcm_status,
+    ):
         server.add_tool(fn)
     return server
 
