@@ -31,6 +31,13 @@ from lossless.timeutil import parse_since
     "transcript written to in the last two minutes is left for the next import, "
     "because a running session may still add to it.",
 )
+@click.option(
+    "--from-export",
+    "from_export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Import a stream written by `lcm export` ('-' for standard input) instead of transcripts.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
@@ -40,6 +47,7 @@ def import_cmd(
     kind: SourceKind | None,
     project: str | None,
     complete: bool,
+    from_export: Path | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -57,7 +65,15 @@ def import_cmd(
       lcm import                                  # ~/.claude and ~/.codex
       lcm import ~/.claude/projects/-home-me-app  # one project
       lcm import chat.jsonl --kind generic --project demo
+      lcm import --from-export backup.jsonl       # from `lcm export`
     """
+    if from_export is not None:
+        from lossless.cli.portable import import_from_export
+
+        if paths or kind or project or complete:
+            raise InputError("--from-export takes no PATH, --kind, --project or --complete")
+        import_from_export(state_of(ctx), from_export, quiet=quiet, as_json=as_json)
+        return
     from lossless.engine.ingest import expand_paths
     from lossless.sources.discovery import discover_transcripts
 
@@ -188,6 +204,20 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     click.echo(f"home:          {engine.config.home}")
     click.echo(f"backend:       {info['backend']} ({info.get('path', '')})")
+    if info.get("server_version"):
+        click.echo(f"server:        PostgreSQL {info['server_version']}")
+    if info.get("sqlite_version"):
+        click.echo(f"sqlite:        {info['sqlite_version']}")
+    click.echo(f"schema:        {', '.join(info.get('migrations', [])) or 'none'}")
+    if "bytes_on_disk" in info:
+        click.echo(f"size:          {info['bytes_on_disk'] / 1e6:.1f} MB")
+    pool = info.get("pool")
+    if isinstance(pool, dict):
+        click.echo(
+            f"pool:          {pool.get('size')} open, {pool.get('available')} idle, "
+            f"max {pool.get('max')}, {pool.get('waiting')} waiting, "
+            f"{pool.get('errors')} error(s)"
+        )
     click.echo(f"conversations: {stats.conversations}  {_by_client(stats.by_client)}")
     click.echo(f"messages:      {stats.messages} ({stats.message_tokens} tokens)")
     click.echo(f"parts:         {stats.parts}   native records: {stats.native_records}")
