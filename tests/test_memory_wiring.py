@@ -8,16 +8,17 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.test_hooks import claude_payload, fire
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
 from lossless.engine.memory import remember
-from tests.test_hooks import claude_payload, fire
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
-from lossless.mcp_server import open_tools  # noqa: E402
 from tests.test_mcp_server import memory_client, structured  # noqa: E402
+
+from lossless.mcp_server import open_tools  # noqa: E402
 
 SESSION = "7c0e1a52-3b6d-4e58-9a43-0d2f5b8c6e71"
 
