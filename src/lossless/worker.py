@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -260,6 +260,31 @@ def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
     return raw > chunk
 
 
+def schedule_compaction(engine: Engine, conversations: Mapping[int, bool]) -> bool:
+    """Request compaction for those of ``conversations`` (id -> sweep?) that need it.
+
+    A sweep is requested for any conversation with messages; an incremental
+    run only when ``compaction_due``. True if any conversation now waits for
+    the worker.
+    """
+    store = engine.store
+    wanted = False
+    for conversation_id, sweep in conversations.items():
+        conversation = store.conversations.get(conversation_id)
+        if conversation is None:
+            continue
+        if sweep:
+            if store.messages.count(conversation_id) > 0:
+                request_compaction(store, conversation_id, "sweep")
+                wanted = True
+        elif is_pending(conversation):
+            wanted = True
+        elif compaction_due(store, engine.config, conversation_id):
+            request_compaction(store, conversation_id, "incremental")
+            wanted = True
+    return wanted
+
+
 def pending_conversations(store: Store) -> list[Conversation]:
     """Conversations with an unserved request, oldest request first."""
     found = [c for c in store.conversations.list() if is_pending(c)]
@@ -298,6 +323,10 @@ class WorkerReport:
     jobs: list[JobOutcome] = field(default_factory=list)
     already_running: int | None = None
     idle_exit: bool = False
+    # Outbox events (captured by hooks while PostgreSQL was unreachable)
+    # delivered to the server, and why the last delivery stopped, if it did.
+    delivered: int = 0
+    outbox_error: str | None = None
 
 
 class Worker:
@@ -358,8 +387,9 @@ class Worker:
         return report
 
     def serve_pending(self, report: WorkerReport) -> int:
-        """One scan: compact every pending conversation once; how many were served."""
-        served = 0
+        """One scan: deliver the outbox, then compact every pending conversation
+        once; how many events and conversations were served."""
+        served = self.deliver_outbox(report)
         for conversation in pending_conversations(self.engine.store):
             outcome = self.compact(conversation)
             report.jobs.append(outcome)
@@ -367,6 +397,19 @@ class Worker:
             if not outcome.busy:
                 served += 1
         return served
+
+    def deliver_outbox(self, report: WorkerReport) -> int:
+        """Deliver what hooks captured while the server was away; events delivered."""
+        from lossless.hooks import deliver_outbox
+
+        delivery = deliver_outbox(self.engine)
+        if delivery is None:
+            return 0
+        self.log(delivery.describe())
+        report.delivered += delivery.delivered
+        report.outbox_error = delivery.error
+        schedule_compaction(self.engine, delivery.conversations)
+        return delivery.delivered
 
     def compact(self, conversation: Conversation) -> JobOutcome:
         """Compact one conversation for its pending request and record it as served."""

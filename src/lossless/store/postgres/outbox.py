@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS events (
     payload    TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS marks (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -111,21 +112,39 @@ class Outbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def put(self, kind: str, payload: JSON) -> OutboxEvent:
-        """Capture one event locally; returns at once, whatever the server's state."""
+    def put(self, kind: str, payload: JSON, *, mark: tuple[str, JSON] | None = None) -> OutboxEvent:
+        """Capture one event locally; returns at once, whatever the server's state.
+
+        ``mark`` (key, value) is saved in the same local transaction: how far a
+        capturer got, so its next capture starts there and an event is never
+        recorded without the mark that says it was.
+        """
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         if "\x00" in kind or "\x00" in text:
             raise InputError("outbox events cannot contain U+0000 (NUL)")
         event_id = uuid.uuid4().hex
         created_at = utc_now_iso()
         try:
-            cur = self._db.execute(
-                "INSERT INTO events(event_id, kind, payload, created_at) VALUES (?, ?, ?, ?)",
-                (event_id, kind, text, created_at),
-            )
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                cur = self._db.execute(
+                    "INSERT INTO events(event_id, kind, payload, created_at) VALUES (?, ?, ?, ?)",
+                    (event_id, kind, text, created_at),
+                )
+                if mark is not None:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO marks(key, value) VALUES (?, ?)",
+                        (mark[0], json.dumps(mark[1], separators=(",", ":"))),
+                    )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to the outbox {self.path}: {exc}") from exc
         return OutboxEvent(int(cur.lastrowid or 0), event_id, kind, payload, created_at)
+
+    def mark(self, key: str) -> JSON | None:
+        """The value last saved under ``key`` with ``put(mark=...)``, or None."""
+        row = self._db.execute("SELECT value FROM marks WHERE key = ?", (key,)).fetchone()
+        value = None if row is None else json.loads(row[0])
+        return value if isinstance(value, dict) else None
 
     def pending(self) -> int:
         row = self._db.execute("SELECT count(*) FROM events").fetchone()
