@@ -20,6 +20,15 @@ than the last one served, and the next worker (started by the next hook, or
 (the OS drops the lock when the process dies, so there is no stale pid to
 clean up).
 
+Where the work comes from depends on the store (``WorkSource``): on SQLite
+the worker scans conversation metadata as above; on PostgreSQL, where workers
+on many machines share one database, each request is also a job in the
+shared queue (``store.jobs``) and workers claim jobs with ``FOR UPDATE SKIP
+LOCKED``, so N workers take N different conversations without scanning or
+waiting on each other. The metadata stays the record of what was asked
+(mode, timestamps) on both, so a claimed job whose request was already
+served is completed without compacting again.
+
 This module is imported by every hook, so its top level is stdlib only.
 """
 
@@ -28,11 +37,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -40,6 +49,8 @@ if TYPE_CHECKING:
     from lossless.engine.engine import Engine
     from lossless.models import Conversation
     from lossless.store.contract import Store
+    from lossless.store.postgres.jobs import Job
+    from lossless.store.postgres.store import PostgresStore
     from lossless.summarize.protocol import Summarizer
 
 REQUESTED_AT = "lcm_compaction_requested_at"
@@ -50,6 +61,10 @@ LAST_ERROR = "lcm_compaction_error"
 CompactionMode = Literal["incremental", "sweep"]
 
 WORKER_LOCK = "worker.lock"
+JOB_KIND = "compact"
+# A conversation whose lease someone else holds (``lcm compact`` by hand, a
+# worker elsewhere) is offered to the queue again after this long.
+BUSY_RETRY_S = 5.0
 DEFAULT_IDLE_S = 60.0
 DEFAULT_POLL_S = 2.0
 # An after-turn run does one leaf pass; a session that grew by a lot between
@@ -236,6 +251,15 @@ def request_compaction(
     store.conversations.update_metadata(
         conversation_id, {REQUESTED_AT: time.time(), REQUEST_MODE: mode}
     )
+    if store.capabilities.distributed_coordination:
+        # At most one waiting job per conversation: a request made while one
+        # waits is served by it (the mode is read from the metadata then).
+        _postgres(store).jobs.enqueue(JOB_KIND, conversation_id)
+
+
+def _postgres(store: Store) -> PostgresStore:
+    """The store as the one backend with distributed coordination (a job queue)."""
+    return cast("PostgresStore", store)
 
 
 def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
@@ -289,6 +313,141 @@ def pending_conversations(store: Store) -> list[Conversation]:
     """Conversations with an unserved request, oldest request first."""
     found = [c for c in store.conversations.list() if is_pending(c)]
     return sorted(found, key=lambda c: _float((c.metadata or {}).get(REQUESTED_AT)))
+
+
+# --------------------------------------------------------------------------- work sources
+
+
+class Claim(Protocol):
+    """One conversation to compact, held for this worker until ``finish``."""
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    def finish(self, outcome: JobOutcome) -> None: ...
+
+
+class WorkSource(Protocol):
+    def claims(self) -> Iterator[Claim]:
+        """The conversations to compact now, one at a time; each is finished
+        before the next is asked for."""
+        ...
+
+
+def work_source(
+    engine: Engine, *, lease_ttl_s: float | None, log: Callable[[str], None]
+) -> WorkSource:
+    """The shared queue where the store has one (PostgreSQL), else the metadata scan."""
+    if engine.store.capabilities.distributed_coordination:
+        return JobQueue(engine, lease_ttl_s=lease_ttl_s, log=log)
+    return MetadataScan(engine.store)
+
+
+@dataclass(slots=True)
+class _Unclaimed:
+    conversation: Conversation
+
+    def finish(self, outcome: JobOutcome) -> None:
+        # The conversation's lease kept others off; the metadata records it served.
+        pass
+
+
+class MetadataScan:
+    """Every conversation with an unserved request, oldest first (one machine)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def claims(self) -> Iterator[Claim]:
+        for conversation in pending_conversations(self.store):
+            yield _Unclaimed(conversation)
+
+
+class _QueuedClaim:
+    """A claimed job, its claim renewed from a thread while the compaction runs."""
+
+    def __init__(self, queue: JobQueue, job: Job, conversation: Conversation, ttl_s: float) -> None:
+        import threading
+
+        self.queue = queue
+        self.job = job
+        self.conversation = conversation
+        self.ttl_s = ttl_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="lcm-job-renewal", daemon=True)
+        self._thread.start()
+
+    def _renew(self) -> None:
+        from lossless.errors import StoreError
+
+        while not self._stop.wait(self.ttl_s / 3):
+            try:
+                self.job = self.queue.jobs.renew(self.job, self.ttl_s)
+            except StoreError as exc:
+                self.queue.log(f"job {self.job.id}: claim not renewed: {exc}")
+                return
+
+    def finish(self, outcome: JobOutcome) -> None:
+        from lossless.errors import LeaseLostError
+
+        self._stop.set()
+        self._thread.join()
+        try:
+            if outcome.busy:
+                self.queue.jobs.fail(self.job, "conversation busy", retry_in_s=BUSY_RETRY_S)
+            else:
+                self.queue.jobs.complete(self.job)
+        except LeaseLostError as exc:
+            # Claimed again after this claim expired: the new holder finds the
+            # request served (or serves a newer one), so nothing is lost.
+            self.queue.log(str(exc))
+
+
+class JobQueue:
+    """Compaction jobs claimed from the shared queue with ``SKIP LOCKED`` (PostgreSQL)."""
+
+    def __init__(
+        self, engine: Engine, *, lease_ttl_s: float | None, log: Callable[[str], None]
+    ) -> None:
+        import socket
+        import uuid
+
+        self.engine = engine
+        self.store = _postgres(engine.store)
+        self.jobs = self.store.jobs
+        self.log = log
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_ttl_s = lease_ttl_s
+        self._reconciled = False
+
+    def claims(self) -> Iterator[Claim]:
+        if not self._reconciled:
+            self._reconcile()
+        ttl = self.lease_ttl_s or self.engine.compactor().lease_ttl_s
+        while True:
+            job = self.jobs.claim(self.owner, ttl, kinds=[JOB_KIND])
+            if job is None:
+                return
+            conversation = (
+                self.store.conversations.get(job.conversation_id)
+                if job.conversation_id is not None
+                else None
+            )
+            if conversation is None or not is_pending(conversation):
+                # A duplicate of a request already served (or of a deleted conversation).
+                self.jobs.complete(job)
+                continue
+            claim = _QueuedClaim(self, job, conversation, ttl)
+            try:
+                yield claim
+            finally:
+                claim._stop.set()
+
+    def _reconcile(self) -> None:
+        """Queue requests recorded without a job (a hook that died between the two)."""
+        self._reconciled = True
+        for conversation in pending_conversations(self.store):
+            self.jobs.enqueue(JOB_KIND, conversation.id)
 
 
 # --------------------------------------------------------------------------- worker
@@ -354,6 +513,7 @@ class Worker:
         self.lease_ttl_s = lease_ttl_s
         self.log = log or (lambda _line: None)
         self.clock = clock
+        self.source = work_source(engine, lease_ttl_s=lease_ttl_s, log=self.log)
 
     def run(
         self,
@@ -390,8 +550,9 @@ class Worker:
         """One scan: deliver the outbox, then compact every pending conversation
         once; how many events and conversations were served."""
         served = self.deliver_outbox(report)
-        for conversation in pending_conversations(self.engine.store):
-            outcome = self.compact(conversation)
+        for claim in self.source.claims():
+            outcome = self.compact(claim.conversation)
+            claim.finish(outcome)
             report.jobs.append(outcome)
             self.log(outcome.describe())
             if not outcome.busy:
