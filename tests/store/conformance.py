@@ -701,3 +701,8 @@ def _fields(record: object) -> dict[str, object]:
     import dataclasses
 
     return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}  # type: ignore[arg-type]
+
+    def test_integrity_check_of_a_healthy_store(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("hello world", "k1")])
+        assert store.integrity_check() == []

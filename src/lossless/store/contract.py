@@ -566,6 +566,13 @@ class Store(Repositories, Protocol):
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
         ...
 
+    def integrity_check(self) -> builtins.list[str]:
+        """The backend's own consistency check of its files and indexes.
+
+        Returns one line per problem found; an empty list means healthy.
+        """
+        ...
+
     def scrub(self) -> None:
         """Physically drop data no longer referenced, so rewritten text (an old
         secret) does not survive in free pages, index segments or logs.

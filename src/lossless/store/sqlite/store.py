@@ -389,6 +389,26 @@ class SQLiteStore:
             by_client=by_client,
         )
 
+    def integrity_check(self) -> builtins.list[str]:
+        """SQLite's page-level check plus FTS5's check of every full-text index."""
+        problems = [
+            str(r[0]) for r in self._q("PRAGMA integrity_check") if str(r[0]).lower() != "ok"
+        ]
+        for table in (
+            "messages_fts",
+            "messages_trigram",
+            "summaries_fts",
+            "summaries_trigram",
+            "memories_fts",
+        ):
+            try:
+                with self._lock:
+                    self._check_open()
+                    self._db.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"full-text index {table}: {exc}")
+        return problems
+
     def scrub(self) -> None:
         """Rebuild the database so rewritten text leaves no trace in the files.
 

@@ -1,0 +1,91 @@
+"""`lcm verify` finds nothing wrong in a healthy store and names each corruption."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lossless.cli import cli
+from lossless.engine.engine import Engine
+from lossless.engine.verify import verify
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-session.jsonl"
+SMALL = {"fresh_tail_count": 8, "leaf_chunk_tokens": 800, "leaf_min_fanout": 3}
+
+
+@pytest.fixture
+def compacted(lcm_home: Path) -> Path:
+    with Engine.open(lcm_home, **SMALL) as engine:
+        result = engine.import_file(SAMPLE, final=True)
+        assert result.messages_added == 120
+        assert result.conversation_id is not None
+        engine.compact(result.conversation_id)
+        assert engine.store.stats().summaries >= 3
+    return lcm_home / "lcm.db"
+
+
+def problems(home: Path) -> list[str]:
+    with Engine.open(home) as engine:
+        return [str(p) for p in verify(engine.store).problems]
+
+
+def test_healthy_store_verifies(compacted: Path, lcm_home: Path) -> None:
+    assert problems(lcm_home) == []
+    result = CliRunner().invoke(cli, ["verify", "--json"])
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["messages"] == 120 and report["summaries"] >= 3
+
+
+def test_real_transcripts_verify_after_compaction(shared_data: Path, lcm_home: Path) -> None:
+    with Engine.open(lcm_home, **SMALL) as engine:
+        for path in sorted((shared_data / "claude-code").rglob("*.jsonl"))[:3]:
+            engine.import_file(path, final=True)
+        for conversation in engine.store.conversations.list():
+            engine.compact(conversation.id)
+        report = verify(engine.store)
+    assert report.ok, report.problems
+    assert report.summaries > 0
+
+
+def _sql(db: Path, statement: str) -> None:
+    connection = sqlite3.connect(db)
+    connection.execute(statement)
+    connection.commit()
+    connection.close()
+
+
+def test_lost_context_item_is_reported(compacted: Path, lcm_home: Path) -> None:
+    _sql(
+        compacted,
+        "DELETE FROM context_items WHERE ordinal = (SELECT max(ordinal) FROM context_items)",
+    )
+    found = problems(lcm_home)
+    assert any("not reachable from the context" in p for p in found), found
+    result = CliRunner().invoke(cli, ["verify"])
+    assert result.exit_code == 1 and "not reachable" in result.stderr
+
+
+def test_double_coverage_is_reported(compacted: Path, lcm_home: Path) -> None:
+    _sql(
+        compacted,
+        "INSERT INTO context_items(conversation_id, ordinal, item_type, message_id, token_count) "
+        "SELECT 1, 100000, 'message', id, token_count FROM messages WHERE seq = 0",
+    )
+    assert any("covered twice" in p for p in problems(lcm_home))
+
+
+def test_sequence_gap_and_broken_link_are_reported(compacted: Path, lcm_home: Path) -> None:
+    _sql(compacted, "UPDATE messages SET seq = seq + 1000 WHERE seq = 119")
+    _sql(
+        compacted,
+        "UPDATE summary_parents SET parent_id = (SELECT id FROM summaries WHERE kind = 'condensed' "
+        "LIMIT 1) WHERE ordinal = 0",
+    )
+    found = problems(lcm_home)
+    assert any("expected 119 (gap)" in p for p in found), found
+    assert any("is built from" in p and "depth" in p for p in found), found
