@@ -89,3 +89,4 @@ def test_sequence_gap_and_broken_link_are_reported(compacted: Path, lcm_home: Pa
     found = problems(lcm_home)
     assert any("expected 119 (gap)" in p for p in found), found
     assert any("is built from" in p and "depth" in p for p in found), found
+    assert any("reached twice" in p for p in found), found

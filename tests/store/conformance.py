@@ -458,6 +458,11 @@ class StoreConformance:
         third = store.leases.acquire(cid, "w3", ttl_s=5)
         assert third is not None and third.fence > taken.fence
 
+    def test_integrity_check_of_a_healthy_store(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("hello world", "k1")])
+        assert store.integrity_check() == []
+
     def test_stats(self, store: Store) -> None:
         cid = self.conv(store)
         store.messages.append(cid, [msg("abcd" * 10, "k1", parts=(NewPart("text", "abcd"),))])
@@ -701,8 +706,3 @@ def _fields(record: object) -> dict[str, object]:
     import dataclasses
 
     return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}  # type: ignore[arg-type]
-
-    def test_integrity_check_of_a_healthy_store(self, store: Store) -> None:
-        cid = self.conv(store)
-        store.messages.append(cid, [msg("hello world", "k1")])
-        assert store.integrity_check() == []

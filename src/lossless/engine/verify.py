@@ -105,7 +105,7 @@ def _verify_conversation(store: Store, conversation: Conversation, report: Verif
                 continue
             if item.token_count != target.token_count:
                 problem(f"context item {item.ordinal} has a stale token count")
-            covered.extend(_leaves(store, target.id, summaries))
+            covered.extend(_leaves(store, target.id, summaries, problem))
     _check_coverage(covered, message_ids, problem)
 
 
@@ -140,12 +140,25 @@ def _verify_summary(
             )
 
 
-def _leaves(store: Store, summary_id: str, summaries: dict[str, Summary]) -> list[int]:
-    """The messages under a summary, in order (iterative: deep DAGs are fine)."""
+def _leaves(
+    store: Store,
+    summary_id: str,
+    summaries: dict[str, Summary],
+    problem: Callable[[str], None],
+) -> list[int]:
+    """The messages under a summary, in order (iterative, and safe on a corrupt cyclic DAG)."""
     out: list[int] = []
     stack = [summary_id]
+    visited: set[str] = set()
     while stack:
-        current = summaries.get(stack.pop())
+        current_id = stack.pop()
+        if current_id in visited:
+            problem(
+                f"summary {current_id} is reached twice under {summary_id} (a cycle or a shared child)"
+            )
+            continue
+        visited.add(current_id)
+        current = summaries.get(current_id)
         if current is None:
             continue
         if current.kind == "leaf":
