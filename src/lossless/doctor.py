@@ -449,6 +449,19 @@ def check_store_and_worker(config: Config) -> list[Check]:
         checks.append(
             Check("store", "migrations", "ok", f"{len(migrations)} applied, ledger verified")
         )
+        damage = store.integrity_check()
+        checks.append(
+            Check(
+                "store",
+                "integrity",
+                "problem" if damage else "ok",
+                "; ".join(damage[:3]) if damage else "files and full-text indexes are consistent",
+                "restore from a backup or `lcm export` what still reads and re-import it; "
+                "`lcm verify` shows which conversations are affected"
+                if damage
+                else None,
+            )
+        )
         if stats.quarantined:
             checks.append(
                 Check(
