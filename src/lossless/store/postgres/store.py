@@ -59,6 +59,7 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     AppendResult,
     Capabilities,
@@ -99,85 +100,29 @@ _SUMMARY_COLUMNS = (
 )
 
 
-def _check_text(value: str | None, what: str) -> None:
-    """Refuse text PostgreSQL cannot store, before any SQL is sent (as SQLite does)."""
-    if value is None:
-        return
-    if "\x00" in value:
-        raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode)") from None
+_check_text = rows.check_text
+_dumps = rows.dumps_json
+_large_file = rows.large_file
+_one_line = rows.one_line
+_numeric_id = rows.numeric_id
+_with_cover = rows.with_cover
 
 
-def _dumps(value: JSON | None) -> str | None:
-    if value is None:
-        return None
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    _check_text(text, "metadata")
-    return text
+def _same(value: Any) -> Any:
+    # psycopg decodes json columns already.
+    return value
 
 
-def _conversation(row: Row) -> Conversation:
-    return Conversation(
-        id=row["id"],
-        project=row["project"],
-        session_id=row["session_id"],
-        client=row["client"],
-        created_at=row["created_at"],
-        title=row["title"],
-        parent_id=row["parent_id"],
-        metadata=row["metadata"],
-    )
+def _conversation(row: Any) -> Conversation:
+    return rows.conversation(row, _same)
 
 
-def _message(row: Row) -> Message:
-    return Message(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        seq=row["seq"],
-        role=row["role"],
-        content=row["content"],
-        token_count=row["token_count"],
-        created_at=row["created_at"],
-        ingest_key=row["ingest_key"],
-        metadata=row["metadata"],
-    )
+def _message(row: Any) -> Message:
+    return rows.message(row, _same)
 
 
-def _summary(row: Row) -> Summary:
-    return Summary(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        kind=row["kind"],
-        depth=row["depth"],
-        content=row["content"],
-        token_count=row["token_count"],
-        earliest_at=row["earliest_at"],
-        latest_at=row["latest_at"],
-        descendant_count=row["descendant_count"],
-        source_token_count=row["source_token_count"],
-        created_at=row["created_at"],
-        file_ids=tuple(row["file_ids"]),
-        metadata=row["metadata"],
-    )
-
-
-def _large_file(row: Row) -> LargeFile:
-    return LargeFile(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        message_id=row["message_id"],
-        path=row["path"],
-        byte_size=row["byte_size"],
-        token_count=row["token_count"],
-        sha256=row["sha256"],
-        media_type=row["media_type"],
-        exploration_summary=row["exploration_summary"],
-        original_name=row["original_name"],
-        created_at=row["created_at"],
-    )
+def _summary(row: Any) -> Summary:
+    return rows.summary(row, _same)
 
 
 class PostgresStore:
@@ -1466,32 +1411,6 @@ class _Search(_Repo):
                 break
             after = (rows[-1]["at"], rows[-1]["id"])
         return hits
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _numeric_id(hit: SearchHit) -> int:
-    return int(hit.id) if hit.kind == "message" else 0
-
-
-def _with_cover(hit: SearchHit, summary_id: str | None) -> SearchHit:
-    if summary_id is None:
-        return hit
-    return SearchHit(
-        kind=hit.kind,
-        id=hit.id,
-        conversation_id=hit.conversation_id,
-        role=hit.role,
-        created_at=hit.created_at,
-        snippet=hit.snippet,
-        rank=hit.rank,
-        seq=hit.seq,
-        session_id=hit.session_id,
-        project=hit.project,
-        covering_summary_id=summary_id,
-    )
 
 
 class _Quarantine(_Repo):

@@ -1,0 +1,116 @@
+"""What every backend does the same way with rows: input checks, row -> model, hit order.
+
+No SQL here: a row is any mapping from column name to value (``sqlite3.Row``,
+psycopg's ``dict_row``). ``decode`` turns a JSON column's value into Python:
+SQLite hands back text, PostgreSQL an already-decoded value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from lossless.errors import InputError
+from lossless.models import JSON, Conversation, LargeFile, Message, SearchHit, Summary
+
+
+class Row(Protocol):
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+Decode = Callable[[Any], Any]
+
+
+def check_text(value: str | None, what: str) -> None:
+    """Refuse text no backend can store faithfully, before any SQL is sent."""
+    if value is None:
+        return
+    if "\x00" in value:
+        raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode)") from None
+
+
+def dumps_json(value: JSON | None) -> str | None:
+    if value is None:
+        return None
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    check_text(text, "metadata")
+    return text
+
+
+def conversation(row: Row, decode: Decode) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        project=row["project"],
+        session_id=row["session_id"],
+        client=row["client"],
+        created_at=row["created_at"],
+        title=row["title"],
+        parent_id=row["parent_id"],
+        metadata=decode(row["metadata"]) or {},
+    )
+
+
+def message(row: Row, decode: Decode) -> Message:
+    return Message(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        seq=row["seq"],
+        role=row["role"],
+        content=row["content"],
+        token_count=row["token_count"],
+        created_at=row["created_at"],
+        ingest_key=row["ingest_key"],
+        metadata=decode(row["metadata"]),
+    )
+
+
+def summary(row: Row, decode: Decode) -> Summary:
+    return Summary(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        kind=row["kind"],
+        depth=row["depth"],
+        content=row["content"],
+        token_count=row["token_count"],
+        earliest_at=row["earliest_at"],
+        latest_at=row["latest_at"],
+        descendant_count=row["descendant_count"],
+        source_token_count=row["source_token_count"],
+        created_at=row["created_at"],
+        file_ids=tuple(decode(row["file_ids"]) or ()),
+        metadata=decode(row["metadata"]),
+    )
+
+
+def large_file(row: Row) -> LargeFile:
+    return LargeFile(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        message_id=row["message_id"],
+        path=row["path"],
+        byte_size=row["byte_size"],
+        token_count=row["token_count"],
+        sha256=row["sha256"],
+        media_type=row["media_type"],
+        exploration_summary=row["exploration_summary"],
+        original_name=row["original_name"],
+        created_at=row["created_at"],
+    )
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def numeric_id(hit: SearchHit) -> int:
+    return int(hit.id) if hit.kind == "message" else 0
+
+
+def with_cover(hit: SearchHit, summary_id: str | None) -> SearchHit:
+    return hit if summary_id is None else dataclasses.replace(hit, covering_summary_id=summary_id)
