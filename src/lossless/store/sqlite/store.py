@@ -498,19 +498,15 @@ class _Messages(_Repo):
             )
             next_seq = int(row["next"]) if row else 0
             for m in messages:
-                if m.ingest_key is not None and self.s._q1(
-                    "SELECT 1 FROM messages WHERE conversation_id = ? AND ingest_key = ?",
-                    (conversation_id, m.ingest_key),
-                ):
-                    skipped += 1
-                    continue
                 token_count = (
                     m.token_count if m.token_count is not None else estimate_tokens(m.content)
                 )
                 created_at = m.created_at or now
+                # The (conversation, ingest_key) unique index makes a repeat a no-op.
                 cur = self.db.execute(
                     "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
-                    "created_at, ingest_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "created_at, ingest_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (conversation_id, ingest_key) DO NOTHING",
                     (
                         conversation_id,
                         next_seq,
@@ -522,6 +518,9 @@ class _Messages(_Repo):
                         _dumps(m.metadata),
                     ),
                 )
+                if cur.rowcount == 0:
+                    skipped += 1
+                    continue
                 message_id = int(cur.lastrowid or 0)
                 if m.parts:
                     self.db.executemany(
@@ -556,7 +555,18 @@ class _Messages(_Repo):
                     )
                 )
                 next_seq += 1
+            if inserted:
+                self._index(inserted[0].id, inserted[-1].id)
         return AppendResult(inserted=inserted, skipped=skipped)
+
+    def _index(self, first_id: int, last_id: int) -> None:
+        """Add messages first_id..last_id to both full-text indexes in one pass each."""
+        for table in ("messages_fts", "messages_trigram"):
+            self.db.execute(
+                f"INSERT INTO {table}(rowid, content) "
+                "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
+                (first_id, last_id),
+            )
 
     def _insert_records(
         self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
