@@ -234,7 +234,9 @@ class Redactor:
             return new
 
         content = text(msg.content)
-        parts = tuple(self._redact_part(p, counts) for p in msg.parts)
+        # A plain message's only text part repeats its content: reuse that scan.
+        content_scan = Redaction(content, counts[-1])
+        parts = tuple(self._redact_part(p, counts, msg.content, content_scan) for p in msg.parts)
         metadata = value(msg.metadata)
         records = tuple(self._redact_record(r, counts) for r in msg.native_records)
         total = merge_counts(*counts)
@@ -245,12 +247,20 @@ class Redactor:
         )
         return redacted, total
 
-    def _redact_part(self, part: NewPart, counts: list[dict[str, int]]) -> NewPart:
+    def _redact_part(
+        self,
+        part: NewPart,
+        counts: list[dict[str, int]],
+        content: str | None = None,
+        content_scan: Redaction | None = None,
+    ) -> NewPart:
         new_text = part.text
         if part.text is not None:
             # A tool_use part's text is the JSON-encoded input: keep it parseable.
             if part.kind == "tool_use":
                 result = self.redact_json(part.text)
+            elif content_scan is not None and part.text == content:
+                result = content_scan
             else:
                 result = self.redact_text(part.text)
             counts.append(result.counts)
