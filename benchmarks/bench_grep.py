@@ -80,11 +80,14 @@ REGEX_NO_LITERAL = [
     r"(?:ERROR|WARN) \d",
     r"[A-Z]{5}\d{5}",
 ]
-CLASSES: list[tuple[str, Mode, list[str], float]] = [
-    ("full_text", "full_text", FULL_TEXT, 20.0),
-    ("regex, literal >= 3 chars", "regex", REGEX_LITERAL, 300.0),
-    ("regex, no usable literal", "regex", REGEX_NO_LITERAL, 2000.0),
+# (name, mode, patterns, statistic the target applies to, target ms). Issue 2:
+# full-text p50 <= 20 ms; regex with a 3+ char literal p50 <= 300 ms; any regex <= 2 s.
+CLASSES: list[tuple[str, Mode, list[str], str, float]] = [
+    ("full_text", "full_text", FULL_TEXT, "p50", 20.0),
+    ("regex, literal >= 3 chars", "regex", REGEX_LITERAL, "p50", 300.0),
+    ("regex, no usable literal", "regex", REGEX_NO_LITERAL, "max", 2000.0),
 ]
+ANY_REGEX_MAX_MS = 2000.0
 
 
 @dataclass(slots=True)
@@ -104,7 +107,7 @@ def run_queries(home: Path, repeat: int) -> tuple[list[QueryTiming], int]:
     timings: list[QueryTiming] = []
     with Engine.open(home) as engine:
         total = engine.store.messages.count()
-        for cls, mode, patterns, _target in CLASSES:
+        for cls, mode, patterns, _stat, _target in CLASSES:
             for pattern in patterns:
                 timing = QueryTiming(
                     cls,
@@ -128,9 +131,10 @@ def run_queries(home: Path, repeat: int) -> tuple[list[QueryTiming], int]:
 
 def report(timings: list[QueryTiming], total: int) -> None:
     rows: list[list[object]] = []
-    for cls, _mode, _patterns, target in CLASSES:
+    for cls, _mode, _patterns, stat, target in CLASSES:
         samples = [ms for t in timings if t.cls == cls for ms in t.ms]
         p50 = common.percentile(samples, 50)
+        measured = p50 if stat == "p50" else max(samples)
         rows.append(
             [
                 cls,
@@ -139,14 +143,19 @@ def report(timings: list[QueryTiming], total: int) -> None:
                 p50,
                 common.percentile(samples, 95),
                 max(samples),
-                f"p50 <= {target:,.0f}",
-                "met" if p50 <= target else "MISSED",
+                f"{stat} <= {target:,.0f}",
+                "met" if measured <= target else "MISSED",
             ]
         )
+    regex_max = max(ms for t in timings if t.mode == "regex" for ms in t.ms)
     common.print_table(
         ["class", "queries", "runs", "p50 ms", "p95 ms", "max ms", "target ms", "result"],
         rows,
         title=f"grep latency over {total:,} messages (limit 20, scope both)",
+    )
+    print(
+        f"\nany regex <= {ANY_REGEX_MAX_MS:,.0f} ms: "
+        f"{'met' if regex_max <= ANY_REGEX_MAX_MS else 'MISSED'} (slowest run {regex_max:,.0f} ms)"
     )
     common.print_table(
         ["class", "pattern", "trigram literal", "hits", "median ms", "max ms"],
