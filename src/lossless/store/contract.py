@@ -72,6 +72,9 @@ class GrepQuery:
 
     Ordering contract: ``full_text`` hits are ranked best first (ties broken by
     newest first, then id); ``regex`` hits are newest first, then id descending.
+    ``full_text`` matches any of the words; a backend may fill the page from
+    the rows holding every word first (cheap to rank) and only then rank the
+    rest, so a page is always best-first among what it returns.
     """
 
     pattern: str

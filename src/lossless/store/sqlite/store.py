@@ -115,6 +115,18 @@ def full_text_query(pattern: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
 
 
+def full_text_passes(pattern: str) -> builtins.list[str]:
+    """The FTS5 queries grep runs in turn: every word (AND), then any word (OR).
+
+    The AND pass is cheap (few rows to rank) and finds the best matches; the
+    OR pass runs only when it left the page short. Ranking every message
+    that shares one common word with the query is what makes OR slow.
+    """
+    either = full_text_query(pattern)
+    words = either.split(" OR ")
+    return [either] if len(words) == 1 else [" AND ".join(words), either]
+
+
 class SQLiteStore:
     """The SQLite implementation of ``lossless.store.contract.Store``."""
 
@@ -1108,17 +1120,21 @@ class _Search(_Repo):
     def _messages(self, query: GrepQuery, limit: int) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "m")
         if query.mode == "full_text":
-            match = full_text_query(query.pattern)
-            rows = self.s._q(
-                "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
-                "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                "messages_fts.rank AS rank "
-                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                "JOIN conversations c ON c.id = m.conversation_id "
-                f"WHERE messages_fts MATCH ?{where} "
-                "ORDER BY messages_fts.rank, m.created_at DESC, m.id DESC LIMIT ?",
-                [match, *params, limit],
-            )
+            rows: dict[int, Any] = {}
+            for match in full_text_passes(query.pattern):
+                for r in self.s._q(
+                    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
+                    "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
+                    "messages_fts.rank AS rank "
+                    "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                    "JOIN conversations c ON c.id = m.conversation_id "
+                    f"WHERE messages_fts MATCH ?{where} "
+                    "ORDER BY messages_fts.rank, m.created_at DESC, m.id DESC LIMIT ?",
+                    [match, *params, limit],
+                ):
+                    rows.setdefault(r["id"], r)
+                if len(rows) >= limit:
+                    break
             return [
                 SearchHit(
                     kind="message",
@@ -1132,7 +1148,7 @@ class _Search(_Repo):
                     session_id=r["session_id"],
                     project=r["project"],
                 )
-                for r in rows
+                for r in rows.values()
             ]
         regex = compile_user_regex(query.pattern)
         literal = required_literal(query.pattern)
@@ -1174,17 +1190,21 @@ class _Search(_Repo):
     def _summaries(self, query: GrepQuery, limit: int) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "s")
         if query.mode == "full_text":
-            match = full_text_query(query.pattern)
-            rows = self.s._q(
-                "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
-                "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                "summaries_fts.rank AS rank FROM summaries_fts "
-                "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
-                "JOIN summaries s ON s.id = r.summary_id "
-                "JOIN conversations c ON c.id = s.conversation_id "
-                f"WHERE summaries_fts MATCH ?{where} ORDER BY summaries_fts.rank LIMIT ?",
-                [match, *params, limit],
-            )
+            ranked: dict[str, Any] = {}
+            for match in full_text_passes(query.pattern):
+                for r in self.s._q(
+                    "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
+                    "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
+                    "summaries_fts.rank AS rank FROM summaries_fts "
+                    "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
+                    "JOIN summaries s ON s.id = r.summary_id "
+                    "JOIN conversations c ON c.id = s.conversation_id "
+                    f"WHERE summaries_fts MATCH ?{where} ORDER BY summaries_fts.rank LIMIT ?",
+                    [match, *params, limit],
+                ):
+                    ranked.setdefault(r["id"], r)
+                if len(ranked) >= limit:
+                    break
             return [
                 SearchHit(
                     kind="summary",
@@ -1197,7 +1217,7 @@ class _Search(_Repo):
                     session_id=r["session_id"],
                     project=r["project"],
                 )
-                for r in rows
+                for r in ranked.values()
             ]
         regex = compile_user_regex(query.pattern)
         hits: list[SearchHit] = []
