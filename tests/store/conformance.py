@@ -377,6 +377,22 @@ class StoreConformance:
         assert len(store.search.grep(GrepQuery("igrat", mode="regex"))) == 3
         assert len(store.search.grep(GrepQuery("(?i)DATABASE MIGRATION", mode="regex"))) == 1
 
+    def test_regex_literals_with_wildcard_characters(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(
+            cid,
+            [
+                msg("GET /x request_id=dead42 took 5ms", "k1"),
+                msg("progress 100% done_now [ok]?", "k2"),
+                msg("request-id=dead42 is a different key", "k3"),
+            ],
+        )
+        hits = store.search.grep(GrepQuery(r"request_id=dead\d+", mode="regex"))
+        assert [h.snippet for h in hits] == ["GET /x [request_id=dead42] took 5ms"]
+        assert len(store.search.grep(GrepQuery(r"100% done_now \[ok\]\?", mode="regex"))) == 1
+        assert len(store.search.grep(GrepQuery(r"(?i)REQUEST_ID=DEAD", mode="regex"))) == 1
+        assert store.search.grep(GrepQuery(r"Request_id=dead", mode="regex")) == []
+
     def test_bad_patterns_are_input_errors(self, store: Store) -> None:
         self._seed_search(store)
         with pytest.raises(InputError):

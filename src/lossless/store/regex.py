@@ -18,7 +18,9 @@ from lossless.errors import InputError
 
 MIN_LITERAL = 3
 # Characters that would need escaping in a LIKE pattern; literals avoid them.
-_LIKE_SPECIAL = set("%_\\")
+LIKE_SPECIAL = "%_\\"
+# The same for GLOB (SQLite's trigram index serves GLOB, but not LIKE ... ESCAPE).
+GLOB_SPECIAL = "*?[]"
 
 
 def compile_user_regex(pattern: str) -> re.Pattern[str]:
@@ -28,7 +30,14 @@ def compile_user_regex(pattern: str) -> re.Pattern[str]:
         raise InputError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
-def required_literal(pattern: str) -> str | None:
+def is_case_insensitive(pattern: str) -> bool:
+    try:
+        return bool(sre_parse.parse(pattern).state.flags & re.IGNORECASE)
+    except re.error:
+        return False
+
+
+def required_literal(pattern: str, *, avoid: str = LIKE_SPECIAL) -> str | None:
     """The longest plain substring every match of ``pattern`` must contain, if 3+ chars.
 
     Only top-level literal runs count (a literal inside an alternation or an
@@ -47,7 +56,7 @@ def required_literal(pattern: str) -> str | None:
         nonlocal best, run
         text = "".join(run)
         run = []
-        for piece in _split_like_special(text):
+        for piece in _split_on(text, avoid):
             if len(piece) > len(best):
                 best = piece
 
@@ -87,11 +96,11 @@ def _literal_body(sub: Any) -> str | None:
     return "".join(chars)
 
 
-def _split_like_special(text: str) -> list[str]:
+def _split_on(text: str, avoid: str) -> list[str]:
     pieces: list[str] = []
     current: list[str] = []
     for ch in text:
-        if ch in _LIKE_SPECIAL:
+        if ch in avoid:
             pieces.append("".join(current))
             current = []
         else:

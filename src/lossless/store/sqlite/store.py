@@ -68,7 +68,13 @@ from lossless.store.migrations import (
     pending_migrations,
     split_statements,
 )
-from lossless.store.regex import compile_user_regex, required_literal, snippet_around
+from lossless.store.regex import (
+    GLOB_SPECIAL,
+    compile_user_regex,
+    is_case_insensitive,
+    required_literal,
+    snippet_around,
+)
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -1151,12 +1157,23 @@ class _Search(_Repo):
                 for r in rows.values()
             ]
         regex = compile_user_regex(query.pattern)
-        literal = required_literal(query.pattern)
+        # GLOB keeps the whole literal ('_' and '%' are plain there) and is
+        # case-sensitive like the regex; a (?i) regex needs LIKE instead.
+        if is_case_insensitive(query.pattern):
+            literal, operator, wrap = required_literal(query.pattern), "LIKE", "%"
+        else:
+            literal, operator, wrap = (
+                required_literal(query.pattern, avoid=GLOB_SPECIAL),
+                "GLOB",
+                "*",
+            )
         prefilter = ""
         pre_params: list[Any] = []
         if literal is not None:
-            prefilter = " AND m.id IN (SELECT rowid FROM messages_trigram WHERE content LIKE ?)"
-            pre_params = [f"%{literal}%"]
+            prefilter = (
+                f" AND m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
+            )
+            pre_params = [f"{wrap}{literal}{wrap}"]
         sql = (
             "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, m.content, "
             "c.session_id, c.project FROM messages m "
