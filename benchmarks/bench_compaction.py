@@ -1,0 +1,375 @@
+"""Compaction engine overhead, ``assemble`` latency and extractive summary quality.
+
+Three measurements (issue 3, Benchmarks):
+
+- ``overhead``: a 100,000-message generated conversation (``bench_import``'s
+  corpus, stored through ``Engine.ingest``) swept by a ``Compactor`` whose
+  summarizer returns a short fixed text instantly, so what is timed is the
+  engine itself (snapshots, chunking, escalation checks, writes). Messages
+  compacted per second, wall and CPU.
+- ``assemble``: ``Engine.assemble`` of that compacted conversation at a 128k
+  budget, p50/p95 over ``--assemble-runs`` calls.
+- ``quality``: identifiers (file paths, numbers, error codes, commands), each
+  unique, planted into generated conversations and into copies of the real
+  transcripts (read in place from ``../shared/data``; skipped if absent),
+  compacted with the extractive summarizer at the default targets. Per corpus:
+  the fraction of planted identifiers found in leaf summaries (in the kept
+  text, and anywhere including the "Expand for details about:" line), and the
+  compression ratio (source tokens / summary tokens of the leaves).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_compaction.py                 # everything
+    .venv/bin/python benchmarks/bench_compaction.py --messages 10000 --skip-quality
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bench_import
+import common
+
+from lossless import Engine
+from lossless.models import Conversation
+from lossless.summarize.protocol import SummaryRequest, SummaryResponse
+
+BATCH = 5_000
+
+
+class ZeroCostSummarizer:
+    """A summarizer that costs nothing: a short fixed text, returned at once."""
+
+    name = "zero-cost"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        return SummaryResponse(
+            text=f"Summary (depth {request.depth}): work continued.",
+            input_tokens=0,
+            output_tokens=8,
+        )
+
+
+def ingest_generated(engine: Engine, conversation: Conversation, count: int, seed: int) -> float:
+    """Store ``count`` generated messages in batches; returns the seconds it took."""
+    generator = bench_import.CorpusGenerator(seed)
+    start = common.clock()
+    batch: list[dict[str, Any]] = []
+    for message in generator.messages(count):
+        batch.append(message)
+        if len(batch) >= BATCH:
+            engine.ingest(conversation, batch)
+            batch = []
+    if batch:
+        engine.ingest(conversation, batch)
+    return common.clock() - start
+
+
+def raw_items(engine: Engine, conversation_id: int) -> int:
+    return sum(1 for i in engine.store.context.list(conversation_id) if i.message_id is not None)
+
+
+# --------------------------------------------------------------------------- overhead
+
+
+def bench_overhead(home: Path, messages: int, assemble_runs: int) -> None:
+    with Engine.open(home) as engine:
+        engine.summarizer = ZeroCostSummarizer()
+        chat = engine.conversation("bench-compaction", project="bench")
+        build_s = ingest_generated(engine, chat.conversation, messages, seed=11)
+        before = raw_items(engine, chat.id)
+        tokens = sum(i.token_count for i in engine.store.context.list(chat.id))
+        print(
+            f"stored {messages:,} messages ({tokens:,} tokens) in {build_s:.1f} s",
+            flush=True,
+        )
+        compactor = engine.compactor()
+        start, cpu = common.clock(), common.cpu_seconds()
+        result = compactor.sweep(chat.id)
+        wall, cpu = common.clock() - start, common.cpu_seconds() - cpu
+        after = raw_items(engine, chat.id)
+        compacted = before - after
+        leaves = len(engine.store.summaries.list(chat.id, depth=0))
+        summaries = len(engine.store.summaries.list(chat.id))
+        common.print_table(
+            [
+                "messages",
+                "compacted",
+                "leaves",
+                "summaries",
+                "passes",
+                "wall s",
+                "cpu s",
+                "messages/s (wall)",
+                "target",
+            ],
+            [
+                [
+                    messages,
+                    compacted,
+                    leaves,
+                    summaries,
+                    len(result.passes),
+                    wall,
+                    cpu,
+                    compacted / wall if wall else float("nan"),
+                    ">= 5,000/s",
+                ]
+            ],
+            title="Engine overhead: sweep with a zero-cost summarizer",
+        )
+
+        budget = 128_000
+        context = engine.assemble(chat.id, budget)  # warm-up
+        times: list[float] = []
+        cpu = common.cpu_seconds()
+        for _ in range(assemble_runs):
+            start = common.clock()
+            context = engine.assemble(chat.id, budget)
+            times.append((common.clock() - start) * 1000)
+        cpu_ms = (common.cpu_seconds() - cpu) * 1000 / assemble_runs
+        items = len(engine.store.context.list(chat.id))
+        common.print_table(
+            [
+                "context items",
+                "budget",
+                "runs",
+                "p50 ms",
+                "p95 ms",
+                "max ms",
+                "cpu ms/call",
+                "items out",
+                "target p50",
+            ],
+            [
+                [
+                    items,
+                    budget,
+                    assemble_runs,
+                    common.median(times),
+                    common.percentile(times, 95),
+                    max(times),
+                    cpu_ms,
+                    len(context.included),
+                    "<= 5 ms",
+                ]
+            ],
+            title="assemble of the compacted conversation",
+        )
+
+
+# --------------------------------------------------------------------------- quality
+
+KINDS = ("path", "number", "error code", "command")
+
+
+@dataclass(frozen=True, slots=True)
+class Plant:
+    kind: str
+    value: str
+    sentence: str
+
+
+def make_plant(rng: random.Random, serial: int) -> Plant:
+    kind = KINDS[serial % len(KINDS)]
+    tag = f"{serial:04d}{rng.randint(10, 99)}"
+    if kind == "path":
+        value = f"src/{rng.choice(['api', 'core', 'jobs', 'cli'])}/module_{tag}.py"
+        sentence = f"The failing import is in {value}, so I will edit that file next."
+    elif kind == "number":
+        value = str(rng.randint(1_000_000, 9_999_999) * 100 + serial % 100)
+        sentence = f"The nightly job processed {value} rows before it stopped."
+    elif kind == "error code":
+        value = f"ERR_{tag}"
+        sentence = f"The service answered with error code {value} on every retry."
+    else:
+        value = f"make rebuild-{tag}"
+        sentence = f"Run `{value}` to regenerate the fixtures before the tests."
+    return Plant(kind, value, sentence)
+
+
+@dataclass(slots=True)
+class Quality:
+    corpus: str
+    messages: int
+    leaves: int
+    planted: dict[str, int]
+    kept: dict[str, int]
+    named: dict[str, int]
+    source_tokens: int
+    summary_tokens: int
+    seconds: float
+
+
+def planted_messages(
+    messages: Sequence[dict[str, Any]], every: int, seed: int
+) -> tuple[list[dict[str, Any]], list[Plant]]:
+    """Append one planted sentence to every ``every``-th message (never to the last 64)."""
+    rng = random.Random(seed)
+    plants: list[Plant] = []
+    out: list[dict[str, Any]] = []
+    limit = len(messages) - 64  # keep plants out of the protected tail
+    for index, message in enumerate(messages):
+        message = dict(message)
+        if index % every == every // 2 and index < limit:
+            plant = make_plant(rng, len(plants))
+            plants.append(plant)
+            message["content"] = f"{message.get('content') or ''}\n{plant.sentence}".strip()
+        out.append(message)
+    return out, plants
+
+
+def measure_quality(
+    home: Path, name: str, messages: Sequence[dict[str, Any]], plants: Sequence[Plant]
+) -> Quality:
+    from lossless.summarize.prompts import EXPAND_PREFIX
+
+    with Engine.open(home, summarizer_provider="extractive") as engine:
+        chat = engine.conversation(f"quality-{name}", project="bench-quality")
+        for first in range(0, len(messages), BATCH):
+            engine.ingest(chat.conversation, messages[first : first + BATCH])
+        start = common.clock()
+        engine.compact(chat.id)
+        seconds = common.clock() - start
+        leaves = engine.store.summaries.list(chat.id, depth=0)
+        bodies = "\n".join(s.content.split(EXPAND_PREFIX, 1)[0] for s in leaves)
+        whole = "\n".join(s.content for s in leaves)
+        planted = dict.fromkeys(KINDS, 0)
+        kept = dict.fromkeys(KINDS, 0)
+        named = dict.fromkeys(KINDS, 0)
+        for plant in plants:
+            planted[plant.kind] += 1
+            kept[plant.kind] += plant.value in bodies
+            named[plant.kind] += plant.value in whole
+        return Quality(
+            corpus=name,
+            messages=len(messages),
+            leaves=len(leaves),
+            planted=planted,
+            kept=kept,
+            named=named,
+            source_tokens=sum(s.source_token_count for s in leaves),
+            summary_tokens=sum(s.token_count for s in leaves),
+            seconds=seconds,
+        )
+
+
+def real_messages(scratch: Path, path: Path) -> list[dict[str, Any]]:
+    """The messages of a real transcript (imported from where it lies) as plain dicts."""
+    home = scratch / f"import-{path.stem}"
+    with Engine.open(home) as engine:
+        result = engine.import_file(path, final=True)
+        if result.conversation_id is None:
+            return []
+        stored = list(engine.store.messages.iter_all(result.conversation_id))
+    shutil.rmtree(home, ignore_errors=True)
+    out: list[dict[str, Any]] = []
+    for message in stored:
+        if not message.content.strip():
+            continue
+        role = message.role if message.role in ("user", "assistant", "system") else "assistant"
+        out.append({"role": role, "content": message.content, "created_at": message.created_at})
+    return out
+
+
+def bench_quality(scratch: Path, generated: int, every: int) -> None:
+    corpora: list[tuple[str, list[dict[str, Any]]]] = []
+    for seed in (3, 5):
+        gen = list(bench_import.CorpusGenerator(seed).messages(generated))
+        corpora.append((f"generated seed {seed} ({generated:,} msgs)", gen))
+    transcripts = bench_import.real_transcripts() if common.DATA.is_dir() else []
+    if not transcripts:
+        print(f"real transcripts not found at {common.DATA}: skipped", flush=True)
+    for path in transcripts:
+        if "subagents" in path.parts or path.stat().st_size < 100_000:
+            continue
+        msgs = real_messages(scratch, path)
+        if len(msgs) > 2 * every + 64:
+            corpora.append((f"{path.parent.name}/{path.name[:13]}", msgs))
+    rows: list[list[object]] = []
+    totals = Quality("all", 0, 0, dict.fromkeys(KINDS, 0), dict.fromkeys(KINDS, 0), {}, 0, 0, 0)
+    totals.named = dict.fromkeys(KINDS, 0)
+    for index, (name, msgs) in enumerate(corpora):
+        planted_msgs, plants = planted_messages(msgs, every, seed=100 + index)
+        q = measure_quality(scratch / f"quality-{index}", name, planted_msgs, plants)
+        rows.append(quality_row(q))
+        for kind in KINDS:
+            totals.planted[kind] += q.planted[kind]
+            totals.kept[kind] += q.kept[kind]
+            totals.named[kind] += q.named[kind]
+        totals.messages += q.messages
+        totals.leaves += q.leaves
+        totals.source_tokens += q.source_tokens
+        totals.summary_tokens += q.summary_tokens
+        totals.seconds += q.seconds
+    rows.append(quality_row(totals))
+    common.print_table(
+        [
+            "corpus",
+            "messages",
+            "leaves",
+            "planted",
+            *[f"{k} kept" for k in KINDS],
+            "kept (body)",
+            "named (incl. expand line)",
+            "compression",
+            "compact s",
+        ],
+        rows,
+        title=(
+            "Extractive summarizer at the default targets (leaf_chunk_tokens 20,000, "
+            f"leaf_target_tokens 1,200): one planted identifier every {every} messages"
+        ),
+    )
+
+
+def quality_row(q: Quality) -> list[object]:
+    total = sum(q.planted.values())
+
+    def frac(kept: int, planted: int) -> str:
+        return f"{kept / planted:.0%}" if planted else "-"
+
+    return [
+        q.corpus,
+        q.messages,
+        q.leaves,
+        total,
+        *[frac(q.kept[k], q.planted[k]) for k in KINDS],
+        frac(sum(q.kept.values()), total),
+        frac(sum(q.named.values()), total),
+        f"{q.source_tokens / q.summary_tokens:.1f}x" if q.summary_tokens else "-",
+        round(q.seconds, 2),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--assemble-runs", type=int, default=100)
+    parser.add_argument("--quality-messages", type=int, default=3_000)
+    parser.add_argument("--plant-every", type=int, default=25)
+    parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true")
+    args = parser.parse_args(argv)
+    common.print_machine()
+    scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-compaction-"))
+    try:
+        if not args.skip_overhead:
+            bench_overhead(scratch / "overhead", args.messages, args.assemble_runs)
+        if not args.skip_quality:
+            bench_quality(scratch, args.quality_messages, args.plant_every)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
