@@ -7,6 +7,7 @@ configuration time, not in the middle of a compaction.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from lossless.summarize._provider import (
@@ -64,17 +65,25 @@ class AnthropicSummarizer:
                     raise
                 raise error from exc
         self._client = client
+        # Recent SDKs dropped the sampling parameters from ``messages.create``;
+        # passing ``temperature`` to them is a TypeError on every call.
+        self._send_temperature = _accepts_keyword(
+            getattr(getattr(client, "messages", None), "create", None), "temperature"
+        )
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         system, user = build_prompt(request)
+        extra: dict[str, Any] = {}
+        if self._send_temperature:
+            extra["temperature"] = temperature_for(request)
         try:
             response = self._client.messages.create(
                 model=self.model,
                 max_tokens=self.max_output_tokens or default_max_output_tokens(request),
-                temperature=temperature_for(request),
                 system=system,
                 messages=[{"role": "user", "content": user}],
                 timeout=self.timeout_s,
+                **extra,
             )
         except Exception as exc:
             error = translate(exc, provider=self.name, model=self.model)
@@ -93,3 +102,16 @@ class AnthropicSummarizer:
             else estimate_tokens(text),
             model=str(field(response, "model") or self.model),
         )
+
+
+def _accepts_keyword(func: Any, name: str) -> bool:
+    """Whether ``func`` takes keyword ``name`` (True when its signature cannot be read)."""
+    if func is None:
+        return True
+    try:
+        parameters = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
