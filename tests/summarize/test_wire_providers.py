@@ -504,6 +504,21 @@ def test_openai_custom_server_gets_placeholder_key_not_the_environment_key(
     assert "sk-real-secret" not in json.dumps(server.received[0].headers)
 
 
+def test_anthropic_custom_server_never_gets_the_environment_key(
+    server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("anthropic")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-secret-from-env")
+    wire = WIRES["anthropic"]
+    server.play(Reply(body=wire.answer("ok")))
+
+    make(wire, server, api_key=None).summarize(
+        SummaryRequest(text=transcript(), depth=0, target_tokens=100)
+    )
+
+    assert "sk-ant-real-secret" not in json.dumps(server.received[0].headers)
+
+
 def test_openai_400_naming_max_tokens_switches_to_max_completion_tokens(
     server: WireServer,
 ) -> None:

@@ -27,7 +27,9 @@ DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 class AnthropicSummarizer:
     """Summarizer backed by ``anthropic.Anthropic().messages.create``.
 
-    ``api_key=None`` leaves credential discovery to the SDK. The SDK's own
+    ``api_key=None`` leaves credential discovery to the SDK, except with a
+    custom ``base_url``: the environment's key is not sent to another server
+    (configure ``summarizer.api_key`` for it). The SDK's own
     retries are disabled: ``ResilientSummarizer`` owns retrying, and two retry
     layers would multiply the wait. ``client`` injects a ready client (tests,
     custom transports).
@@ -55,6 +57,9 @@ class AnthropicSummarizer:
             kwargs: dict[str, Any] = {"timeout": timeout_s, "max_retries": 0}
             if api_key is not None:
                 kwargs["api_key"] = api_key
+            elif base_url is not None:
+                # Never send ANTHROPIC_API_KEY from the environment to another server.
+                kwargs["api_key"] = "no-key-configured"
             if base_url is not None:
                 kwargs["base_url"] = base_url
             try:
