@@ -8,12 +8,23 @@ SQLite hands back text, PostgreSQL an already-decoded value.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from lossless.errors import InputError
-from lossless.models import JSON, Conversation, LargeFile, Message, SearchHit, Summary
+from lossless.models import (
+    JSON,
+    Conversation,
+    LargeFile,
+    Message,
+    NewSummary,
+    SearchHit,
+    Summary,
+)
+from lossless.timeutil import utc_now_iso
 
 
 class Row(Protocol):
@@ -86,6 +97,19 @@ def summary(row: Row, decode: Decode) -> Summary:
         file_ids=tuple(decode(row["file_ids"]) or ()),
         metadata=decode(row["metadata"]),
     )
+
+
+def new_summary(summary: NewSummary) -> Summary:
+    """The stored form of a new summary: a fresh ``sum_`` id and creation time.
+
+    The id is 16 hex characters of a SHA-256 over content, time and a random
+    UUID, so two summaries of the same text never collide.
+    """
+    created_at = utc_now_iso()
+    digest = hashlib.sha256(f"{summary.content}\x1f{created_at}\x1f{uuid.uuid4()}".encode())
+    fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(summary)}
+    fields["file_ids"] = tuple(summary.file_ids)
+    return Summary(id=f"sum_{digest.hexdigest()[:16]}", created_at=created_at, **fields)
 
 
 def large_file(row: Row) -> LargeFile:

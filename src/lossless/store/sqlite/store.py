@@ -778,56 +778,10 @@ class _Summaries(_Repo):
         message_ids: Sequence[int] = (),
         source_summary_ids: Sequence[str] = (),
     ) -> Summary:
-        _check_text(summary.content, "summary content")
-        created_at = utc_now_iso()
-        digest = hashlib.sha256(
-            f"{summary.content}\x1f{created_at}\x1f{uuid.uuid4()}".encode()
-        ).hexdigest()
-        summary_id = f"sum_{digest[:16]}"
-        with self.s._atomic():
-            self.db.execute(
-                "INSERT INTO summaries(id, conversation_id, kind, depth, content, token_count, "
-                "earliest_at, latest_at, descendant_count, source_token_count, file_ids, "
-                "metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    summary_id,
-                    summary.conversation_id,
-                    summary.kind,
-                    summary.depth,
-                    summary.content,
-                    summary.token_count,
-                    summary.earliest_at,
-                    summary.latest_at,
-                    summary.descendant_count,
-                    summary.source_token_count,
-                    json.dumps(list(summary.file_ids)),
-                    _dumps(summary.metadata),
-                    created_at,
-                ),
-            )
-            self.db.executemany(
-                "INSERT INTO summary_messages(summary_id, ordinal, message_id) VALUES (?, ?, ?)",
-                [(summary_id, i, mid) for i, mid in enumerate(message_ids)],
-            )
-            self.db.executemany(
-                "INSERT INTO summary_parents(summary_id, ordinal, parent_id) VALUES (?, ?, ?)",
-                [(summary_id, i, sid) for i, sid in enumerate(source_summary_ids)],
-            )
-        return Summary(
-            id=summary_id,
-            conversation_id=summary.conversation_id,
-            kind=summary.kind,
-            depth=summary.depth,
-            content=summary.content,
-            token_count=summary.token_count,
-            earliest_at=summary.earliest_at,
-            latest_at=summary.latest_at,
-            descendant_count=summary.descendant_count,
-            source_token_count=summary.source_token_count,
-            created_at=created_at,
-            file_ids=tuple(summary.file_ids),
-            metadata=summary.metadata,
-        )
+        stored = rows.new_summary(summary)
+        if not self.restore(stored, message_ids=message_ids, source_summary_ids=source_summary_ids):
+            raise StoreError(f"summary id {stored.id} already exists")
+        return stored
 
     def get(self, summary_id: str) -> Summary | None:
         row = self.s._q1("SELECT * FROM summaries WHERE id = ?", (summary_id,))
