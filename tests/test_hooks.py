@@ -25,6 +25,7 @@ import pytest
 
 from lossless.config import load_config
 from lossless.store import open_store
+from lossless.store.contract import Store
 from lossless.worker import WORKER_LOCK, running_worker_pid
 
 SPOTTER = "claude-code/spotter"
@@ -99,44 +100,49 @@ def snapshot(home: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """Every conversation's messages, parts and native records, keyed by session."""
     store = open_store(load_config(home))
     try:
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        conversations = store.conversations.list()
-        sessions = {c.id: c.session_id for c in conversations}
-        for conv in conversations:
-            messages = list(store.messages.iter_all(conv.id))
-            parts = store.messages.parts([m.id for m in messages])
-            found[(conv.client, conv.session_id)] = {
-                "project": conv.project,
-                "title": conv.title,
-                "parent": sessions.get(conv.parent_id) if conv.parent_id else None,
-                "created_at": conv.created_at,
-                "metadata": {
-                    k: v for k, v in conv.metadata.items() if not k.startswith("lcm_compaction")
-                },
-                "messages": [
-                    (
-                        m.seq,
-                        m.role,
-                        m.content,
-                        m.created_at,
-                        m.ingest_key,
-                        m.token_count,
-                        m.metadata,
-                        [
-                            (p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, p.metadata)
-                            for p in parts[m.id]
-                        ],
-                    )
-                    for m in messages
-                ],
-                "records": sorted(
-                    (r.native_key, r.record_type, r.raw, r.line_no, r.byte_offset)
-                    for r in store.messages.native_records(conv.id)
-                ),
-            }
-        return found
+        return store_snapshot(store)
     finally:
         store.close()
+
+
+def store_snapshot(store: Store) -> dict[tuple[str, str], dict[str, Any]]:
+    """``snapshot`` of an open store, any backend."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    conversations = store.conversations.list()
+    sessions = {c.id: c.session_id for c in conversations}
+    for conv in conversations:
+        messages = list(store.messages.iter_all(conv.id))
+        parts = store.messages.parts([m.id for m in messages])
+        found[(conv.client, conv.session_id)] = {
+            "project": conv.project,
+            "title": conv.title,
+            "parent": sessions.get(conv.parent_id) if conv.parent_id else None,
+            "created_at": conv.created_at,
+            "metadata": {
+                k: v for k, v in conv.metadata.items() if not k.startswith("lcm_compaction")
+            },
+            "messages": [
+                (
+                    m.seq,
+                    m.role,
+                    m.content,
+                    m.created_at,
+                    m.ingest_key,
+                    m.token_count,
+                    m.metadata,
+                    [
+                        (p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, p.metadata)
+                        for p in parts[m.id]
+                    ],
+                )
+                for m in messages
+            ],
+            "records": sorted(
+                (r.native_key, r.record_type, r.raw, r.line_no, r.byte_offset)
+                for r in store.messages.native_records(conv.id)
+            ),
+        }
+    return found
 
 
 def bulk_import(paths: list[Path], home: Path) -> None:

@@ -31,6 +31,7 @@ from tests.test_hooks import (
     fire,
     hooks_log,
     lcm_argv,
+    store_snapshot,
 )
 
 from lossless.store.postgres.outbox import OUTBOX_FILE, Outbox
@@ -46,42 +47,7 @@ def snapshot(url: str) -> dict[tuple[str, str], dict[str, Any]]:
     from lossless.store.postgres import PostgresStore
 
     with PostgresStore(url) as store:
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        conversations = store.conversations.list()
-        sessions = {c.id: c.session_id for c in conversations}
-        for conv in conversations:
-            messages = list(store.messages.iter_all(conv.id))
-            parts = store.messages.parts([m.id for m in messages])
-            found[(conv.client, conv.session_id)] = {
-                "project": conv.project,
-                "title": conv.title,
-                "parent": sessions.get(conv.parent_id) if conv.parent_id else None,
-                "created_at": conv.created_at,
-                "metadata": {
-                    k: v for k, v in conv.metadata.items() if not k.startswith("lcm_compaction")
-                },
-                "messages": [
-                    (
-                        m.seq,
-                        m.role,
-                        m.content,
-                        m.created_at,
-                        m.ingest_key,
-                        m.token_count,
-                        m.metadata,
-                        [
-                            (p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id)
-                            for p in parts[m.id]
-                        ],
-                    )
-                    for m in messages
-                ],
-                "records": sorted(
-                    (r.native_key, r.record_type, r.raw, r.line_no, r.byte_offset)
-                    for r in store.messages.native_records(conv.id)
-                ),
-            }
-        return found
+        return store_snapshot(store)
 
 
 def receipts(url: str) -> int:
