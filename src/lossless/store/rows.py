@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from lossless.errors import InputError
@@ -24,6 +24,7 @@ from lossless.models import (
     SearchHit,
     Summary,
 )
+from lossless.store.contract import Memory
 from lossless.timeutil import utc_now_iso
 
 
@@ -126,6 +127,36 @@ def large_file(row: Row) -> LargeFile:
         original_name=row["original_name"],
         created_at=row["created_at"],
     )
+
+
+def memory(row: Row, decode: Decode) -> Memory:
+    return Memory(
+        id=row["id"],
+        project=row["project"],
+        text=row["text"],
+        tags=tuple(decode(row["tags"]) or ()),
+        confidence=float(row["confidence"]),
+        source_summary_id=row["source_summary_id"],
+        source_conversation_id=row["source_conversation_id"],
+        created_at=row["created_at"],
+        text_hash=row["text_hash"],
+        last_surfaced_at=row["last_surfaced_at"],
+        last_used_at=row["last_used_at"],
+        surfaced_count=int(row["surfaced_count"]),
+        used_count=int(row["used_count"]),
+        archived=bool(row["archived"]),
+    )
+
+
+def clean_tags(tags: Sequence[str]) -> list[str]:
+    """Tags with whitespace collapsed, empty ones dropped, first occurrence kept."""
+    cleaned: dict[str, None] = {}
+    for tag in tags:
+        check_text(tag, "memory tag")
+        text = " ".join(tag.split())
+        if text:
+            cleaned[text] = None
+    return list(cleaned)
 
 
 def one_line(text: str) -> str:

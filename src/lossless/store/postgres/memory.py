@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import InputError, NotFoundError
+from lossless.store import rows
 from lossless.store.contract import (
     Memory,
     MemoryHit,
@@ -40,22 +41,8 @@ _WEIGHTS = "'{0, 0, 0.5, 1.0}'"
 
 
 def _memory(row: dict[str, Any]) -> Memory:
-    return Memory(
-        id=row["id"],
-        project=row["project"],
-        text=row["text"],
-        tags=tuple(row["tags"]),
-        confidence=float(row["confidence"]),
-        source_summary_id=row["source_summary_id"],
-        source_conversation_id=row["source_conversation_id"],
-        created_at=row["created_at"],
-        text_hash=row["text_hash"],
-        last_surfaced_at=row["last_surfaced_at"],
-        last_used_at=row["last_used_at"],
-        surfaced_count=int(row["surfaced_count"]),
-        used_count=int(row["used_count"]),
-        archived=bool(row["archived"]),
-    )
+    # psycopg decodes json columns already.
+    return rows.memory(row, lambda value: value)
 
 
 class Memories:
@@ -67,15 +54,6 @@ class Memories:
 
         _check_text(value, what)
 
-    def _clean_tags(self, tags: Sequence[str]) -> builtins.list[str]:
-        cleaned: dict[str, None] = {}
-        for tag in tags:
-            self._check(tag, "memory tag")
-            text = " ".join(tag.split())
-            if text:
-                cleaned[text] = None
-        return builtins.list(cleaned)
-
     def create(self, memory: NewMemory) -> MemoryWrite:
         text = memory.text.strip()
         if not text:
@@ -86,7 +64,7 @@ class Memories:
         self._check(memory.created_at, "created_at")
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
-        tags = self._clean_tags(memory.tags)
+        tags = rows.clean_tags(memory.tags)
         text_hash = memory_text_hash(text)
         with self.s._atomic() as conn:
             existing = self._locked(conn, memory.project, text_hash)
@@ -148,7 +126,7 @@ class Memories:
     ) -> MemoryWrite:
         if found.archived:
             return MemoryWrite(found, created=False)
-        merged = self._clean_tags([*found.tags, *tags])
+        merged = rows.clean_tags([*found.tags, *tags])
         best = max(found.confidence, confidence)
         if merged == builtins.list(found.tags) and best == found.confidence:
             return MemoryWrite(found, created=False)
@@ -199,7 +177,7 @@ class Memories:
             params.append(project)
         if not include_archived:
             where += " AND NOT m.archived"
-        rows = self.s._q(
+        found_rows = self.s._q(
             f"SELECT {', '.join('m.' + c.strip() for c in _COLUMNS.split(','))}, "
             f"ts_rank({_WEIGHTS}, m.search_document, q.q, 1)::float8 AS score "
             f"FROM memories m, (SELECT {tsquery} AS q) AS q "
@@ -207,7 +185,7 @@ class Memories:
             "ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s",
             [*words, *params, limit],
         )
-        return [MemoryHit(_memory(r), score=float(r["score"])) for r in rows]
+        return [MemoryHit(_memory(r), score=float(r["score"])) for r in found_rows]
 
     def _set_archived(self, memory_id: str, archived: bool) -> Memory:
         self._check(memory_id, "memory id")
@@ -264,7 +242,7 @@ class Memories:
             self._check(value, what)
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
-        tags = self._clean_tags(memory.tags)
+        tags = rows.clean_tags(memory.tags)
         with self.s._atomic() as conn:
             # Either unique key (id, or project + text hash) makes this a no-op.
             cur = conn.execute(

@@ -1395,32 +1395,10 @@ class _Leases(_Repo):
 
 
 def _memory(row: sqlite3.Row) -> Memory:
-    return Memory(
-        id=row["id"],
-        project=row["project"],
-        text=row["text"],
-        tags=tuple(json.loads(row["tags"])),
-        confidence=float(row["confidence"]),
-        source_summary_id=row["source_summary_id"],
-        source_conversation_id=row["source_conversation_id"],
-        created_at=row["created_at"],
-        text_hash=row["text_hash"],
-        last_surfaced_at=row["last_surfaced_at"],
-        last_used_at=row["last_used_at"],
-        surfaced_count=int(row["surfaced_count"]),
-        used_count=int(row["used_count"]),
-        archived=bool(row["archived"]),
-    )
+    return rows.memory(row, _loads)
 
 
-def _clean_tags(tags: Sequence[str]) -> builtins.list[str]:
-    cleaned: dict[str, None] = {}
-    for tag in tags:
-        _check_text(tag, "memory tag")
-        text = " ".join(tag.split())
-        if text:
-            cleaned[text] = None
-    return builtins.list(cleaned)
+_clean_tags = rows.clean_tags
 
 
 class _Memories(_Repo):
