@@ -20,6 +20,7 @@ from lossless.models import (
     Conversation,
     LargeFile,
     Message,
+    NewLargeFile,
     NewSummary,
     SearchHit,
     Summary,
@@ -111,6 +112,12 @@ def new_summary(summary: NewSummary) -> Summary:
     fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(summary)}
     fields["file_ids"] = tuple(summary.file_ids)
     return Summary(id=f"sum_{digest.hexdigest()[:16]}", created_at=created_at, **fields)
+
+
+def new_large_file(large_file: NewLargeFile) -> LargeFile:
+    """The stored form of a new large file: a fresh ``file_`` id and creation time."""
+    fields = {f.name: getattr(large_file, f.name) for f in dataclasses.fields(large_file)}
+    return LargeFile(id=f"file_{uuid.uuid4().hex[:16]}", created_at=utc_now_iso(), **fields)
 
 
 def large_file(row: Row) -> LargeFile:

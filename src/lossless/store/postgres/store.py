@@ -24,7 +24,6 @@ import hashlib
 import json
 import re
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -1102,37 +1101,10 @@ class _Context(_Repo):
 
 class _Files(_Repo):
     def create(self, large_file: NewLargeFile) -> LargeFile:
-        f = large_file
-        for value, what in (
-            (f.path, "file path"),
-            (f.sha256, "sha256"),
-            (f.media_type, "media type"),
-            (f.exploration_summary, "exploration summary"),
-            (f.original_name, "original name"),
-        ):
-            _check_text(value, what)
-        file_id = f"file_{uuid.uuid4().hex[:16]}"
-        with self.s._atomic() as conn:
-            row = conn.execute(
-                "INSERT INTO large_files(id, conversation_id, message_id, path, byte_size, "
-                "token_count, sha256, media_type, exploration_summary, original_name, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
-                [
-                    file_id,
-                    f.conversation_id,
-                    f.message_id,
-                    f.path,
-                    f.byte_size,
-                    f.token_count,
-                    f.sha256,
-                    f.media_type,
-                    f.exploration_summary,
-                    f.original_name,
-                    utc_now_iso(),
-                ],
-            ).fetchone()
-        assert row is not None
-        return _large_file(row)
+        stored = rows.new_large_file(large_file)
+        if not self.restore(stored):
+            raise StoreError(f"large file id {stored.id} already exists")
+        return stored
 
     def get(self, file_id: str) -> LargeFile | None:
         _check_text(file_id, "file id")

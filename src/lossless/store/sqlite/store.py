@@ -974,31 +974,10 @@ class _Context(_Repo):
 
 class _Files(_Repo):
     def create(self, large_file: NewLargeFile) -> LargeFile:
-        file_id = f"file_{uuid.uuid4().hex[:16]}"
-        created_at = utc_now_iso()
-        f = large_file
-        with self.s._atomic():
-            self.db.execute(
-                "INSERT INTO large_files(id, conversation_id, message_id, path, byte_size, "
-                "token_count, sha256, media_type, exploration_summary, original_name, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    file_id,
-                    f.conversation_id,
-                    f.message_id,
-                    f.path,
-                    f.byte_size,
-                    f.token_count,
-                    f.sha256,
-                    f.media_type,
-                    f.exploration_summary,
-                    f.original_name,
-                    created_at,
-                ),
-            )
-        got = self.get(file_id)
-        assert got is not None
-        return got
+        stored = rows.new_large_file(large_file)
+        if not self.restore(stored):
+            raise StoreError(f"large file id {stored.id} already exists")
+        return stored
 
     def get(self, file_id: str) -> LargeFile | None:
         row = self.s._q1("SELECT * FROM large_files WHERE id = ?", (file_id,))
