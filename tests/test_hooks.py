@@ -572,6 +572,12 @@ def test_large_backlog_is_imported_in_the_background(
     hook("Stop")
     handed = re.search(r"\d+ bytes to read: background import (\d+)", hooks_log(lcm_home))
     assert handed, hooks_log(lcm_home)
+    # The hook hands its lock to the import it starts: there is no moment
+    # between the two when another hook could start a second import.
+    from lossless.hooks import _background_lock
+
+    payload = claude_payload("Stop", live, source.stem)
+    assert not _background_lock(load_config(lcm_home), payload).acquire()
     # Hooks of the session while the import runs leave the transcript to it; the
     # session's end queues its final import behind it.
     hook("PostToolUse")

@@ -161,11 +161,14 @@ def main(
     stdout: IO[str] | None = None,
     inline_bytes: int | None = DEFAULT_INLINE_BYTES,
     background: bool = False,
+    lock_fd: int | None = None,
 ) -> int:
     """Run one hook from the command line. Always returns 0.
 
     ``background`` marks the detached process a hook starts for a large
-    backlog (see ``DEFAULT_INLINE_BYTES``; None: never defer).
+    backlog (see ``DEFAULT_INLINE_BYTES``; None: never defer); ``lock_fd`` is
+    the session's background-import lock, already taken by that hook and
+    inherited.
 
     Never raises, never writes anything but the event's JSON answer to
     stdout: a hook's job is to stay out of the way.
@@ -190,6 +193,7 @@ def main(
             client=client,
             inline_bytes=None if background else inline_bytes,
             background=background,
+            lock_fd=lock_fd,
         )
         if outcome.output:
             out.write(outcome.output)
@@ -246,6 +250,7 @@ def handle(
     client: str | None = None,
     inline_bytes: int | None = DEFAULT_INLINE_BYTES,
     background: bool = False,
+    lock_fd: int | None = None,
 ) -> HookOutcome:
     """Do what ``event`` asks (see the module docstring). Raises on failure."""
     if event not in EVENTS:
@@ -281,6 +286,7 @@ def handle(
                 client=client,
                 inline_bytes=inline_bytes,
                 background=background,
+                lock_fd=lock_fd,
             )
     except StoreError as exc:
         if engine.store.backend != "postgresql":
@@ -302,6 +308,7 @@ def _handle_online(
     client: str | None,
     inline_bytes: int | None,
     background: bool,
+    lock_fd: int | None,
 ) -> None:
     if engine.store.backend == "postgresql":
         # Before this hook's own ingest, so what was captured offline reaches
@@ -309,7 +316,9 @@ def _handle_online(
         _deliver_from_hook(engine, outcome)
     try:
         if background:
-            results = _background_ingest(engine, payload, final=final, client=client)
+            results = _background_ingest(
+                engine, payload, final=final, client=client, lock_fd=lock_fd
+            )
         elif _defer(engine, event, payload, client, inline_bytes, outcome):
             results = []
         else:
@@ -551,34 +560,47 @@ def _defer(
     if inline_bytes is None:
         return False
     paths = transcript_paths(payload)
-    probe = _background_lock(engine.config, payload)
-    if not probe.acquire():
+    lock = _background_lock(engine.config, payload)
+    if not lock.acquire():
         if event != "SessionEnd":
             outcome.notes.append("a background import of this session is running")
             return True
         # The final ingest must still happen: queue it behind the running import.
         backlog = -1
     else:
-        probe.release()
         backlog = _backlog(engine, paths)
         if backlog <= inline_bytes:
+            lock.release()
             return False
     import subprocess
 
     config = engine.config
     argv = [sys.executable, "-m", "lossless", "--home", str(config.home), "hook", event]
     argv += ["--background"] + (["--client", client] if client else [])
+    # The child inherits the lock taken above, so a hook firing before the
+    # child has started sees the import as running and does not start another.
+    passed: tuple[int, ...] = ()
+    if lock.held and sys.platform != "win32":
+        passed = (lock.hand_over(),)
+        argv += ["--lock-fd", str(passed[0])]
+    else:
+        lock.release()
     config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with (config.log_dir / "worker.log").open("ab") as err:
-        child = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            cwd=str(config.home),
-            close_fds=True,
-            start_new_session=True,
-        )
+    try:
+        with (config.log_dir / "worker.log").open("ab") as err:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=str(config.home),
+                close_fds=True,
+                pass_fds=passed,
+                start_new_session=True,
+            )
+    finally:
+        for fd in passed:
+            os.close(fd)
     brief = {k: payload[k] for k in _BACKGROUND_FIELDS if k in payload}
     assert child.stdin is not None
     child.stdin.write(json.dumps(brief).encode("utf-8"))
@@ -591,12 +613,21 @@ def _defer(
 
 
 def _background_ingest(
-    engine: Engine, payload: dict[str, Any], *, final: bool, client: str | None
+    engine: Engine,
+    payload: dict[str, Any],
+    *,
+    final: bool,
+    client: str | None,
+    lock_fd: int | None,
 ) -> list[FileImportResult]:
+    from lossless.worker import FileLock
+
     lock = _background_lock(engine.config, payload)
+    if lock_fd is not None:
+        lock = FileLock.adopt(lock.path, lock_fd)
     # A final (SessionEnd) import waits its turn; any other gives way to a
     # background import of the session that got there first.
-    if not lock.acquire(BACKGROUND_FINAL_WAIT_S if final else 0.0, poll_s=0.2):
+    elif not lock.acquire(BACKGROUND_FINAL_WAIT_S if final else 0.0, poll_s=0.2):
         return []
     try:
         return ingest_transcripts(engine, payload, final=final, client=client)

@@ -113,6 +113,25 @@ class FileLock:
         _unlock(fd)
         os.close(fd)
 
+    @classmethod
+    def adopt(cls, path: Path, fd: int) -> FileLock:
+        """The lock behind ``fd``, taken by a parent process and inherited."""
+        lock = cls(path)
+        lock._fd = fd
+        return lock
+
+    def hand_over(self) -> int:
+        """Give up this process's claim without unlocking; returns the fd to pass on.
+
+        ``flock`` belongs to the open file, not the process: a child that
+        inherits the fd keeps the lock after the parent closes its copy, so
+        no other process can slip in between the parent's check and the
+        child's start.
+        """
+        assert self._fd is not None, "hand_over() of a lock that is not held"
+        fd, self._fd = self._fd, None
+        return fd
+
     def write_pid(self) -> None:
         """Record the holder's pid in the lock file, for ``lcm doctor``."""
         if self._fd is None:

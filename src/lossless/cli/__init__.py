@@ -39,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _fast_hook(args: list[str]) -> int | None:
     """Run ``[--home H] hook EVENT [--client C] [--inline-bytes N] [--background]`` directly.
 
+    (and the hidden ``--lock-fd N`` a hook passes to the background import it starts)
+
     Returns None for anything else (help, unknown options), which click handles.
     """
     from pathlib import Path
@@ -54,6 +56,7 @@ def _fast_hook(args: list[str]) -> int | None:
     client: str | None = None
     inline_bytes: int | None = None
     background = False
+    lock_fd: int | None = None
     while rest:
         option = rest.pop(0)
         if option == "--client" and rest:
@@ -62,6 +65,8 @@ def _fast_hook(args: list[str]) -> int | None:
             inline_bytes = int(rest.pop(0))
         elif option == "--background":
             background = True
+        elif option == "--lock-fd" and rest and rest[0].isdigit():
+            lock_fd = int(rest.pop(0))
         else:
             return None
     from lossless import hooks
@@ -72,6 +77,7 @@ def _fast_hook(args: list[str]) -> int | None:
         client=client,
         inline_bytes=hooks.DEFAULT_INLINE_BYTES if inline_bytes is None else inline_bytes,
         background=background,
+        lock_fd=lock_fd,
     )
 
 

@@ -33,9 +33,15 @@ if TYPE_CHECKING:
     "so the hook stays fast.",
 )
 @click.option("--background", is_flag=True, hidden=True)
+@click.option("--lock-fd", type=int, default=None, hidden=True)
 @click.pass_context
 def hook(
-    ctx: click.Context, event: str, client: str | None, inline_bytes: int, background: bool
+    ctx: click.Context,
+    event: str,
+    client: str | None,
+    inline_bytes: int,
+    background: bool,
+    lock_fd: int | None,
 ) -> None:
     """Handle one Claude Code / Codex hook EVENT, reading its JSON from stdin.
 
@@ -64,6 +70,7 @@ def hook(
         client=client,
         inline_bytes=inline_bytes,
         background=background,
+        lock_fd=lock_fd,
     )
     ctx.exit(code)
 
