@@ -18,6 +18,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_integration.py
     .venv/bin/python benchmarks/bench_integration.py --hook-runs 10 --mcp-messages 10000
+    .venv/bin/python benchmarks/bench_integration.py --skip-mcp     # the hook only
 """
 
 from __future__ import annotations
@@ -124,7 +125,15 @@ class Transcript:
                 fh.write("\n".join(self.turn_lines()) + "\n")
 
 
-def bench_hook(scratch: Path, messages: int, runs: int) -> None:
+def hook_env(scratch: Path, bytecode_cache: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    return env
+
+
+def bench_hook(scratch: Path, messages: int, runs: int, *, bytecode_cache: bool = True) -> None:
     from bench_compaction import ZeroCostSummarizer
 
     home = scratch / "hook-home"
@@ -159,17 +168,20 @@ def bench_hook(scratch: Path, messages: int, runs: int) -> None:
         }
     ).encode()
     argv = [*lcm_argv(), "--home", str(home), "hook", "PostToolUse", "--client", "claude-code"]
+    env = hook_env(scratch, bytecode_cache)
     walls: list[float] = []
     cpus: list[float] = []
     for index in range(runs + 1):
         transcript.append(1)
         cpu = children_cpu()
         start = time.perf_counter()
-        done = subprocess.run(argv, input=payload, capture_output=True, check=False, cwd=project)
+        done = subprocess.run(
+            argv, input=payload, capture_output=True, check=False, cwd=project, env=env
+        )
         wall = (time.perf_counter() - start) * 1000
         if done.returncode != 0 or done.stdout:
             raise RuntimeError(f"hook failed: {done.returncode} {done.stdout[:200]!r}")
-        if index:  # the first run warms the page cache
+        if index:  # the first run warms the page cache and writes the bytecode
             walls.append(wall)
             cpus.append((children_cpu() - cpu) * 1000)
     with Engine.open(home) as engine:
@@ -321,12 +333,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mcp-calls", type=int, default=48)
     parser.add_argument("--skip-hook", action="store_true")
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run the hook with the inherited environment (PYTHONDONTWRITEBYTECODE kept)",
+    )
     args = parser.parse_args(argv)
     common.print_machine()
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-integration-"))
     try:
         if not args.skip_hook:
-            bench_hook(scratch, args.hook_messages, args.hook_runs)
+            bench_hook(
+                scratch,
+                args.hook_messages,
+                args.hook_runs,
+                bytecode_cache=not args.no_bytecode_cache,
+            )
         if not args.skip_mcp:
             bench_mcp(scratch, args.mcp_messages, args.mcp_calls)
     finally:
