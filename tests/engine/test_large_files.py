@@ -195,3 +195,42 @@ def test_read_tool_line_numbers_do_not_hide_the_structure() -> None:
     assert found.media_type == "text/x-python"
     assert "def handler_0(request, retries) (l.3)" in found.summary
     assert "class Service" in found.summary
+
+
+def test_engine_prep_stores_apart_exactly_past_the_threshold(tmp_path: Path) -> None:
+    # Engine.message_prep skips the large-file step for messages whose texts are
+    # all within the threshold by the default estimate; the boundary must be
+    # the step's own (200 tokens = 800 characters here).
+    from lossless import Engine
+
+    with Engine.open(tmp_path / "home", large_file_threshold=200) as engine:
+        chat = engine.conversation("s1", project="p")
+        at_limit = "a" * 800
+        past_limit = "b" * 801
+        tool_part = NewPart("tool_result", text="c" * 801, tool_call_id="t1")
+        chat.ingest(
+            [
+                NewMessage(role="user", content=at_limit),
+                NewMessage(role="user", content=past_limit),
+                NewMessage(role="tool", content=render_content([tool_part]), parts=(tool_part,)),
+            ]
+        )
+        stored = engine.store.messages.list(chat.id)
+        assert stored[0].content == at_limit
+        assert stored[1].content.startswith("[file file_") and past_limit not in stored[1].content
+        assert "[file file_" in stored[2].content and "c" * 801 not in stored[2].content
+        assert len(engine.store.files.list(chat.id)) == 2
+
+
+def test_engine_prep_with_a_custom_estimator_always_checks(tmp_path: Path) -> None:
+    # A plugged-in tokenizer may count more tokens than characters / 4, so a
+    # short text can still be over the threshold.
+    from lossless import Engine
+
+    with Engine.open(
+        tmp_path / "home", large_file_threshold=200, token_estimator=lambda text: len(text)
+    ) as engine:
+        chat = engine.conversation("s1", project="p")
+        chat.ingest([NewMessage(role="user", content="d" * 300)])
+        (stored,) = engine.store.messages.list(chat.id)
+        assert stored.content.startswith("[file file_")

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lossless.config import Config, load_config
-from lossless.engine import retrieval
 from lossless.engine.ingest import (
     FileImportResult,
     Importer,
@@ -32,9 +31,12 @@ from lossless.models import Conversation, NewMessage, SearchHit
 from lossless.sources.base import SourceKind
 from lossless.store import open_store
 from lossless.store.contract import GrepMode, GrepScope, Store
-from lossless.tokens import TokenEstimator, estimate_tokens
+from lossless.tokens import CHARS_PER_TOKEN, TokenEstimator, estimate_tokens
 
+# Retrieval, compaction, assembly and the summarizers are imported where they
+# are used: ``lcm hook`` opens an Engine on every agent turn and only ingests.
 if TYPE_CHECKING:
+    from lossless.engine import retrieval
     from lossless.engine.assembly import AssembledContext, Format
     from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
     from lossless.engine.dag import DagView
@@ -137,7 +139,12 @@ class Engine:
     def message_prep(self) -> list[MessagePrep]:
         """Steps every (already redacted) message passes through before storage."""
 
+        threshold = int(self.config.get("large_file_threshold"))
+
         def store_large_content(conversation: Conversation, message: NewMessage) -> NewMessage:
+            if self.estimate is estimate_tokens and _below_threshold(message, threshold):
+                # Nothing in it can be stored apart: spare a hook the import.
+                return message
             from lossless.engine.large_files import externalize_large_content
 
             return externalize_large_content(
@@ -213,6 +220,8 @@ class Engine:
         since: str | None = None,
         limit: int = 50,
     ) -> list[SearchHit]:
+        from lossless.engine import retrieval
+
         conversation_id = self.resolve_conversation(conversation).id if conversation else None
         return retrieval.grep(
             self.store,
@@ -227,6 +236,8 @@ class Engine:
         )
 
     def describe(self, ref: str) -> retrieval.Description:
+        from lossless.engine import retrieval
+
         return retrieval.describe(self.store, ref)
 
     def expand(
@@ -237,6 +248,8 @@ class Engine:
         token_cap: int | None = None,
         include_messages: bool = True,
     ) -> retrieval.Expansion:
+        from lossless.engine import retrieval
+
         return retrieval.expand(
             self.store,
             summary_id,
@@ -345,6 +358,19 @@ class Engine:
         from lossless.engine.dag import build_dag
 
         return build_dag(self.store, self._conversation_id(conversation))
+
+
+def _below_threshold(message: NewMessage, threshold: int) -> bool:
+    """True when no text of ``message`` exceeds ``threshold`` tokens by the default estimate.
+
+    ``externalize_large_content`` only stores apart texts that are the
+    content, a part's text or a piece of one, and the default estimate grows
+    with length, so the longest of them bounds them all.
+    """
+    limit = threshold * CHARS_PER_TOKEN
+    if threshold <= 0 or len(message.content) > limit:
+        return False
+    return all(part.text is None or len(part.text) <= limit for part in message.parts)
 
 
 def _message_from_dict(data: dict[str, Any]) -> NewMessage:
