@@ -13,7 +13,6 @@ This is the only module that reads the environment.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,8 @@ CONFIG_FILE = "config.toml"
 
 @dataclass(frozen=True, slots=True)
 class Setting:
+    """One setting: its dotted name, type, default, help text and allowed values."""
+
     name: str
     type: type
     default: Any
@@ -222,6 +223,10 @@ def load_config(
 
     config_file = home_path / CONFIG_FILE
     if config_file.exists():
+        # Imported only here: most homes have no config file, and every hook
+        # loads the configuration.
+        import tomllib
+
         try:
             with config_file.open("rb") as fh:
                 data = tomllib.load(fh)

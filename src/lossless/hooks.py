@@ -37,13 +37,11 @@ nothing on stdout. Imports are kept lazy so start-up stays short.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import os
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -210,6 +208,8 @@ def main(
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, HookInputError):
+            import traceback
+
             detail += "\n" + traceback.format_exc()
         else:
             detail += f" (stdin: {len(raw)} bytes: {raw[:200]!r})"
@@ -402,13 +402,14 @@ def _recall(engine: Engine, payload: dict[str, Any], outcome: HookOutcome) -> No
 
 def _usage_feedback(engine: Engine, payload: dict[str, Any], outcome: HookOutcome) -> None:
     """Memories the last reply cited count as used (they will rank higher)."""
-    from lossless.engine.recall import feedback_from_response
-
     for conversation_id in outcome.conversation_ids[:1]:
         conversation = engine.store.conversations.get(conversation_id)
         surfaced = conversation.metadata.get(RECALLED_KEY) if conversation else None
         if not surfaced:
             continue
+        # Only now: most Stop hooks follow a prompt that surfaced no memory.
+        from lossless.engine.recall import feedback_from_response
+
         recent = engine.store.messages.list(
             conversation_id, after_seq=max(-1, engine.store.messages.count(conversation_id) - 20)
         )
@@ -771,6 +772,8 @@ def capture_offline(
 
 def _capture_delta(outbox: Outbox, path: Path, kind: SourceKind, *, final: bool) -> int:
     """Capture ``path`` from its mark to where an import would stop now; bytes captured."""
+    import base64
+
     from lossless.engine.ingest import ANCHOR_BYTES, _anchor_hash
     from lossless.sources import line_before, parser_for
 
@@ -896,6 +899,8 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
 def deliver_capture(engine: Engine, event: OutboxEvent) -> FileImportResult:
     """Import one captured delta: from the transcript while it still holds the
     captured bytes, else from the captured bytes themselves."""
+    import base64
+
     from lossless.worker import FileLock
 
     p = event.payload

@@ -2,6 +2,9 @@
 
 Plain frozen dataclasses: no behaviour, no SQL, no driver types. ``New*`` records
 are what callers hand to the store; the others are what the store returns.
+
+Every class has a docstring: for one without, ``@dataclass`` computes
+``inspect.signature`` at import to write one, and every hook imports this module.
 """
 
 from __future__ import annotations
@@ -79,6 +82,8 @@ class NewMessage:
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
+    """A stored conversation: one client session in one project."""
+
     id: int
     project: str
     session_id: str
@@ -91,6 +96,8 @@ class Conversation:
 
 @dataclass(frozen=True, slots=True)
 class Part:
+    """A stored ``NewPart``, numbered by ``ordinal`` within its message."""
+
     message_id: int
     ordinal: int
     kind: PartKind
@@ -102,6 +109,8 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Message:
+    """A stored message; ``seq`` orders it within its conversation."""
+
     id: int
     conversation_id: int
     seq: int
@@ -115,6 +124,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class NativeRecord:
+    """A stored ``NewNativeRecord``, linked to the message built from it (if any)."""
+
     id: int
     conversation_id: int
     message_id: int | None
@@ -128,6 +139,8 @@ class NativeRecord:
 
 @dataclass(frozen=True, slots=True)
 class NewSummary:
+    """A summary to store: a leaf (over messages) or a condensed one (over summaries)."""
+
     conversation_id: int
     kind: SummaryKind
     depth: int
@@ -143,6 +156,8 @@ class NewSummary:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
+    """A stored summary, a node of its conversation's DAG."""
+
     id: str
     conversation_id: int
     kind: SummaryKind
@@ -160,6 +175,8 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class ContextItem:
+    """One entry of a conversation's active context: a message or a summary."""
+
     conversation_id: int
     ordinal: int
     item_type: ItemType
@@ -170,6 +187,8 @@ class ContextItem:
 
 @dataclass(frozen=True, slots=True)
 class NewLargeFile:
+    """Content too large to keep inline, to store apart (``lcm describe file_...``)."""
+
     conversation_id: int
     path: str
     byte_size: int
@@ -183,6 +202,8 @@ class NewLargeFile:
 
 @dataclass(frozen=True, slots=True)
 class LargeFile:
+    """A stored ``NewLargeFile``."""
+
     id: str
     conversation_id: int
     message_id: int | None
@@ -198,6 +219,8 @@ class LargeFile:
 
 @dataclass(frozen=True, slots=True)
 class QuarantinedLine:
+    """A transcript line that could not be parsed, kept verbatim."""
+
     id: int
     source_path: str
     line_no: int

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +56,10 @@ class PatternBook:
                 for p in self.patterns
             ]
         }
+        # Imported here, not at the top: hooks load this module to redact and
+        # never save, and tempfile drags in shutil and random.
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".sensitive-")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)

@@ -10,18 +10,24 @@ changed file, a missing file, a database migrated by a newer lossless) is a
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lossless.errors import MigrationError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
+    """One ``NNNN_name.sql`` file of a backend."""
+
     version: int
     name: str
     sql: str
@@ -33,6 +39,8 @@ class Migration:
 
 @dataclass(frozen=True, slots=True)
 class AppliedMigration:
+    """One migration as the database's ledger recorded it."""
+
     version: int
     name: str
     checksum: str
@@ -40,7 +48,7 @@ class AppliedMigration:
 
 def load_migrations(package: str) -> list[Migration]:
     """Read the ``migrations/`` folder of ``package``, ordered by version."""
-    folder: Traversable = resources.files(package).joinpath("migrations")
+    folder = _migrations_folder(package)
     found: list[Migration] = []
     for entry in folder.iterdir():
         match = _NAME.match(entry.name)
@@ -55,6 +63,19 @@ def load_migrations(package: str) -> list[Migration]:
                 f"expected {expected:04d}, found {migration.version:04d}_{migration.name}.sql"
             )
     return found
+
+
+def _migrations_folder(package: str) -> Traversable:
+    # Every store opening (every hook) reads these files. A package on disk
+    # is read as a plain folder, which spares it importlib.resources and its
+    # zipfile reader; only a package in a zip archive needs them.
+    for location in getattr(importlib.import_module(package), "__path__", ()):
+        folder = Path(location) / "migrations"
+        if folder.is_dir():
+            return folder
+    from importlib import resources
+
+    return resources.files(package).joinpath("migrations")
 
 
 def pending_migrations(
