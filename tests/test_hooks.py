@@ -614,3 +614,112 @@ def test_session_end_queues_its_final_import_behind_a_running_one(
     while snapshot(lcm_home) != snapshot(tmp_path / "bulk"):
         assert time.monotonic() < deadline, hooks_log(lcm_home)
         time.sleep(0.3)
+
+
+# --------------------------------------------------------------------------- lean import path
+
+# What a hook must not load: it runs on every agent turn and only ingests, so
+# retrieval, compaction, the summarizers, MCP, click and the PostgreSQL driver
+# would only add start-up time (and tomllib when there is no config file).
+HOOK_MUST_NOT_IMPORT = (
+    "click",
+    "mcp",
+    "psycopg",
+    "anthropic",
+    "openai",
+    "httpx",
+    "lossless.cli.app",
+    "lossless.mcp_server",
+    "lossless.doctor",
+    "lossless.integrations",
+    "lossless.summarize",
+    "lossless.store.postgres",
+    "lossless.engine.retrieval",
+    "lossless.engine.compaction",
+    "lossless.engine.assembly",
+    "lossless.engine.dag",
+    "lossless.engine.large_files",
+    "lossless.engine.memory",
+    "lossless.engine.portable",
+    "lossless.engine.purge",
+    "lossless.engine.verify",
+    "lossless.engine.handoff",
+    "tomllib",
+    "tempfile",
+    "importlib.resources",
+)
+
+_MODULES_AFTER_HOOK = """
+import json, sys
+from lossless.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def claude_turn(path: Path, session_id: str, turn: int) -> None:
+    """Append a user and an assistant record (Claude Code JSONL) to ``path``."""
+    records = [
+        {
+            "type": "user",
+            "uuid": f"u-{turn}",
+            "sessionId": session_id,
+            "cwd": str(path.parent),
+            "timestamp": f"2026-03-02T09:00:{turn:02d}.000Z",
+            "message": {"role": "user", "content": f"question {turn}"},
+        },
+        {
+            "type": "assistant",
+            "uuid": f"a-{turn}",
+            "parentUuid": f"u-{turn}",
+            "sessionId": session_id,
+            "cwd": str(path.parent),
+            "timestamp": f"2026-03-02T09:00:{turn:02d}.500Z",
+            "message": {
+                "id": f"msg_{turn}",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"answer {turn}"}],
+            },
+        },
+    ]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in records)
+
+
+@pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])
+def test_hook_import_path_stays_lean(tmp_path: Path, lcm_home: Path, event: str) -> None:
+    session = "5e0c9d2a-7f31-4b8e-9a0d-3c6b1e2f4a57"
+    transcript = tmp_path / "project" / f"{session}.jsonl"
+    transcript.parent.mkdir()
+    argv = ["--home", str(lcm_home), "hook", event, "--client", "claude-code"]
+    loaded: list[str] = []
+    # The first hook creates the store; the second is the usual one, on a
+    # store that exists and a transcript that only grew.
+    for turn in (1, 2):
+        claude_turn(transcript, session, turn)
+        payload = claude_payload(event, transcript, session, prompt="what did we deploy?")
+        done = subprocess.run(
+            [sys.executable, "-c", _MODULES_AFTER_HOOK, *argv],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        loaded = json.loads(done.stdout)
+    log = hooks_log(lcm_home).splitlines()
+    assert len(log) == 2 and all(f" {event} " in line and " ok " in line for line in log), log
+    with open_store(load_config(lcm_home)) as store:
+        (conversation,) = store.conversations.list()
+        assert store.messages.count(conversation.id) >= 3
+    assert "lossless.engine.ingest" in loaded  # the hook did ingest in this process
+    heavy = sorted(
+        name
+        for name in loaded
+        for banned in HOOK_MUST_NOT_IMPORT
+        if name == banned or name.startswith(banned + ".")
+    )
+    assert heavy == [], f"lcm hook {event} imported {heavy}"
