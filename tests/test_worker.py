@@ -220,7 +220,7 @@ def test_killed_worker_loses_nothing(
     assert state(conversation)[0]
     time.sleep(max(0.0, 5.2 - (time.monotonic() - killed_at)))
     done = lcm("worker", "--once", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     (job,) = json.loads(done.stdout)["jobs"]
     assert job["summaries"] and not job["busy"]
     pending, _, summaries = state(conversation)

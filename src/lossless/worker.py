@@ -505,6 +505,8 @@ class WorkerReport:
     # delivered to the server, and why the last delivery stopped, if it did.
     delivered: int = 0
     outbox_error: str | None = None
+    # Messages added to the substring index (a bulk import leaves them here).
+    indexed: int = 0
 
 
 class Worker:
@@ -553,6 +555,7 @@ class Worker:
             while True:
                 served = self.serve_pending(report)
                 if once:
+                    self.build_index(report, max_seconds=float("inf"))
                     break
                 if served:
                     idle_since = self.clock()
@@ -576,7 +579,31 @@ class Worker:
             self.log(outcome.describe())
             if not outcome.busy:
                 served += 1
+        if not served:
+            served = self.build_index(report)
         return served
+
+    def build_index(self, report: WorkerReport, *, max_seconds: float = 5.0) -> int:
+        """Add the substring-index backlog in chunks for up to ``max_seconds``
+        (then compaction requests are looked at again); chunks indexed."""
+        from lossless.engine.indexing import catch_up_all
+
+        deadline = self.clock() + max_seconds
+        chunks = 0
+
+        def tally(added: int) -> None:
+            nonlocal chunks
+            chunks += 1
+            report.indexed += added
+
+        before = report.indexed
+        catch_up_all(
+            self.engine.store, progress=tally, should_stop=lambda: self.clock() >= deadline
+        )
+        if report.indexed > before:
+            left = self.engine.store.search.index_backlog()
+            self.log(f"substring index: +{report.indexed - before} message(s), {left} to go")
+        return chunks
 
     def deliver_outbox(self, report: WorkerReport) -> int:
         """Deliver what hooks captured while the server was away; events delivered."""

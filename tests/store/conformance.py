@@ -393,6 +393,44 @@ class StoreConformance:
         assert len(store.search.grep(GrepQuery(r"(?i)REQUEST_ID=DEAD", mode="regex"))) == 1
         assert store.search.grep(GrepQuery(r"Request_id=dead", mode="regex")) == []
 
+    def _regex_answers(self, store: Store) -> list[list[tuple[str, str]]]:
+        queries = [r"migr\w+", "igrat", "テキスト", "(?i)DATABASE MIGRATION", r"error \d+", "nope"]
+        return [
+            [(h.id, h.snippet) for h in store.search.grep(GrepQuery(q, mode="regex"))]
+            for q in queries
+        ]
+
+    def test_substring_index_backlog_changes_speed_not_answers(self, store: Store) -> None:
+        self._seed_search(store)
+        backlog = store.search.index_backlog()
+        assert backlog in (0, 5)  # 0: a backend that indexes as it writes
+        before = self._regex_answers(store)
+        assert before[0] and before[1] and before[2]
+        assert store.search.catch_up(2) == min(backlog, 2)
+        assert self._regex_answers(store) == before
+        assert store.search.index_backlog() == max(0, backlog - 2)
+        assert store.search.catch_up(100) == max(0, backlog - 2)
+        assert store.search.index_backlog() == 0
+        assert store.search.catch_up(100) == 0
+        assert self._regex_answers(store) == before
+        assert store.integrity_check() == []
+
+    def test_rewrite_before_and_after_substring_indexing(self, store: Store) -> None:
+        cid = self.conv(store)
+        first, second = store.messages.append(
+            cid, [msg("key ACME-111 here", "k1"), msg("key ACME-222 here", "k2")]
+        ).inserted
+        store.search.catch_up(1)  # the first is indexed (where indexing is deferred)
+        with store.transaction() as tx:
+            for m in (first, second):
+                tx.messages.rewrite(m.id, "key [X] here", None, ())
+        assert store.search.grep(GrepQuery("ACME", mode="regex")) == []
+        assert store.integrity_check() == []
+        store.search.catch_up(100)
+        assert store.search.grep(GrepQuery("ACME", mode="regex")) == []
+        assert len(store.search.grep(GrepQuery(r"key \[X\]", mode="regex"))) == 2
+        assert store.integrity_check() == []
+
     def test_bad_patterns_are_input_errors(self, store: Store) -> None:
         self._seed_search(store)
         with pytest.raises(InputError):

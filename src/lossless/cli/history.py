@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
+
+if TYPE_CHECKING:
+    from lossless.engine.engine import Engine
 
 
 @cli.command("import")
@@ -95,6 +99,7 @@ def import_cmd(
             )
     engine = state.engine()
     importer = engine.importer(project_override=project)
+    importer.defer_substring_index = True
     total = sum(_size(p) for _, p in files)
     results = []
     show_bar = not quiet and not as_json and total > 0
@@ -119,6 +124,7 @@ def import_cmd(
             bar.update(max(0, _size(path) - result.resumed_from - before))
             results.append(result)
 
+    backlog, worker_pid = _index_imported(engine, quiet=not show_bar)
     added = sum(r.messages_added for r in results)
     skipped = sum(r.messages_skipped for r in results)
     failed = [r for r in results if r.error]
@@ -132,6 +138,8 @@ def import_cmd(
                 "messages_skipped": skipped,
                 "problems": problems,
                 "failed_files": len(failed),
+                "substring_index_backlog": backlog,
+                "worker_pid": worker_pid,
             }
         )
     else:
@@ -167,9 +175,41 @@ def import_cmd(
                 "import (or pass --complete).",
                 err=True,
             )
+        if backlog:
+            who = f"the background worker (pid {worker_pid})" if worker_pid else "the worker"
+            click.echo(
+                f"Substring index: {backlog:,} message(s) still to add; {who} builds it. "
+                "Regex grep finds them meanwhile, by scanning them.",
+                err=True,
+            )
     stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)
     if files and not stored_anything and (failed or problems):
         ctx.exit(1)
+
+
+# An import that leaves at most this many messages for the trigram index
+# indexes them before returning (seconds); more go to the background worker.
+IMPORT_INDEX_INLINE_ROWS = 50_000
+
+
+def _index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
+    """Build the substring index for what the import added, or hand it to the worker.
+
+    Returns the backlog left and the pid of a worker started for it.
+    """
+    from lossless.engine.indexing import catch_up_all
+    from lossless.worker import start_detached
+
+    backlog = engine.store.search.index_backlog()
+    if backlog == 0:
+        return 0, None
+    if backlog <= IMPORT_INDEX_INLINE_ROWS:
+        with click.progressbar(
+            length=backlog, label="Indexing for substring search", file=sys.stderr, hidden=quiet
+        ) as bar:
+            catch_up_all(engine.store, progress=bar.update)
+        return engine.store.search.index_backlog(), None
+    return backlog, start_detached(engine.config)
 
 
 def _size(path: Path) -> int:
@@ -193,10 +233,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
     stats = engine.store.stats()
     info = engine.store.info()
     redactions = redaction_totals(engine.store)
+    backlog = engine.store.search.index_backlog()
     data = {
         "store": info,
         "stats": to_jsonable(stats),
         "redactions": redactions,
+        "substring_index_backlog": backlog,
         "home": str(engine.config.home),
     }
     if as_json:
@@ -224,6 +266,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
     click.echo(f"large files:   {stats.large_files}")
     click.echo(f"quarantined:   {stats.quarantined} line(s)")
+    if backlog:
+        click.echo(
+            f"substring index: {backlog} message(s) not indexed yet (the worker adds them; "
+            "regex grep scans them meanwhile)"
+        )
     total = sum(redactions.values())
     detail = ", ".join(f"{k} {v}" for k, v in redactions.items())
     click.echo(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))

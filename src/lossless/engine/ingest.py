@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lossless.engine import indexing
 from lossless.engine.sensitive import Redactors, redact_raw_line, redact_records
 from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
@@ -136,11 +137,15 @@ class Importer:
         redactors: Redactors | None = None,
         prepare: Sequence[MessagePrep] = (),
         project_override: str | None = None,
+        defer_substring_index: bool = False,
     ) -> None:
         self.store = store
         self.redactors = redactors
         self.prepare = list(prepare)
         self.project_override = project_override
+        # A bulk import leaves the trigram index to whoever runs it afterwards
+        # (engine.indexing); otherwise each file's messages are indexed at once.
+        self.defer_substring_index = defer_substring_index
 
     def import_file(
         self,
@@ -183,6 +188,8 @@ class Importer:
                         parse_progress.last_key,
                     )
                 )
+            if result.messages_added and not self.defer_substring_index:
+                indexing.keep_current(self.store)
         except OSError as exc:
             result.error = f"cannot read {path}: {exc.strerror or exc}"
         return result
@@ -427,6 +434,8 @@ def ingest_messages(
     repos.context.append_messages(conversation.id, appended.inserted)
     if counts:
         record_redactions(repos, conversation.id, counts)
+    if appended.inserted:
+        indexing.keep_current(repos)
     return [m.id for m in appended.inserted]
 
 

@@ -324,6 +324,21 @@ class SearchRepository(Protocol):
         """
         ...
 
+    def index_backlog(self) -> int:
+        """Messages stored but not yet in the substring (trigram) index.
+
+        A backend may build that index behind the writes, so bulk imports are
+        not bound by it. Grep results never depend on it (unindexed messages
+        are scanned); only regex speed does. 0 where the index is maintained
+        as rows are written.
+        """
+        ...
+
+    def catch_up(self, max_rows: int) -> int:
+        """Add up to ``max_rows`` of the backlog to the substring index, oldest
+        first, in one transaction; how many were added."""
+        ...
+
 
 class QuarantineRepository(Protocol):
     def add(

@@ -578,13 +578,15 @@ class _Messages(_Repo):
         return AppendResult(inserted=inserted, skipped=skipped)
 
     def _index(self, first_id: int, last_id: int) -> None:
-        """Add messages first_id..last_id to both full-text indexes in one pass each."""
-        for table in ("messages_fts", "messages_trigram"):
-            self.db.execute(
-                f"INSERT INTO {table}(rowid, content) "
-                "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
-                (first_id, last_id),
-            )
+        """Add messages first_id..last_id to the word index in one pass.
+
+        The trigram index follows later (``search.catch_up``): see migration 0005.
+        """
+        self.db.execute(
+            "INSERT INTO messages_fts(rowid, content) "
+            "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
+            (first_id, last_id),
+        )
 
     def _insert_records(
         self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
@@ -1017,6 +1019,32 @@ class _Files(_Repo):
 
 
 class _Search(_Repo):
+    def index_backlog(self) -> int:
+        row = self.s._q1(
+            "SELECT count(*) AS n FROM messages "
+            "WHERE id > (SELECT indexed_upto FROM trigram_progress)"
+        )
+        return int(row["n"]) if row else 0
+
+    def catch_up(self, max_rows: int) -> int:
+        if max_rows <= 0:
+            return 0
+        with self.s._atomic():
+            row = self.s._q1(
+                "SELECT max(id) AS last, count(*) AS n FROM (SELECT id FROM messages "
+                "WHERE id > (SELECT indexed_upto FROM trigram_progress) ORDER BY id LIMIT ?)",
+                (max_rows,),
+            )
+            if row is None or row["last"] is None:
+                return 0
+            self.db.execute(
+                "INSERT INTO messages_trigram(rowid, content) SELECT id, content FROM messages "
+                "WHERE id > (SELECT indexed_upto FROM trigram_progress) AND id <= ?",
+                (row["last"],),
+            )
+            self.db.execute("UPDATE trigram_progress SET indexed_upto = ?", (row["last"],))
+            return int(row["n"])
+
     def grep(self, query: GrepQuery) -> builtins.list[SearchHit]:
         if not query.pattern:
             raise InputError("grep pattern is empty")
@@ -1103,8 +1131,10 @@ class _Search(_Repo):
         prefilter = ""
         pre_params: list[Any] = []
         if literal is not None:
+            # Rows the trigram index does not hold yet are scanned instead.
             prefilter = (
-                f" AND m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
+                f" AND (m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
+                " OR m.id > (SELECT indexed_upto FROM trigram_progress))"
             )
             pre_params = [f"{wrap}{literal}{wrap}"]
         sql = (
