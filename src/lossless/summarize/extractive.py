@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from lossless.summarize import identifiers as ids
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import TokenEstimator, estimate_tokens
@@ -114,22 +115,9 @@ _DECISION_WEAK_RE = re.compile(
     r"moved|deleted|works|working|passes|passed|so that|need(?:s|ed)? to|want(?:s|ed)?)\b",
     re.IGNORECASE,
 )
-_URL_RE = re.compile(r"\bhttps?://[^\s<>\"')\]]+")
-_PATH_RE = re.compile(
-    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]"
-    r"|\b[\w-]+\.(?:py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
-    r"swift|m|scala|ex|exs|erl|hs|lua|r|md|rst|txt|json|jsonl|toml|yaml|yml|ini|cfg|conf|sql|"
-    r"sh|bash|zsh|fish|ps1|html|css|scss|vue|svelte|lock|env|xml|csv|log|proto|gradle|tf|"
-    r"dockerfile|db|sqlite)\b",
-    re.IGNORECASE,
-)
+_URL_RE = ids.URL_RE
 _COMMAND_RE = re.compile(
-    r"^\s*(?:[$❯%>]\s+|(?:sudo\s+)?(?:git|npm|npx|pnpm|yarn|pip3?|uv|uvx|poetry|pytest|"
-    r"python3?|node|deno|bun|cargo|rustc|go|make|cmake|docker(?:-compose)?|kubectl|helm|"
-    r"terraform|ls|cd|cat|grep|rg|sed|awk|find|curl|wget|psql|sqlite3|mysql|redis-cli|ssh|"
-    r"scp|rsync|chmod|chown|mkdir|rm|mv|cp|touch|tar|brew|apt|apt-get|systemctl|journalctl|"
-    r"lcm|claude|codex|gh|ruff|mypy|black|eslint|tsc|jest|vitest|mvn|gradle|dotnet|bundle|"
-    r"rake|rails|mix|export|source)\s+\S)"
+    rf"^\s*(?:[$❯%>]\s+|(?:sudo\s+)?(?:{ids.COMMAND_WORDS})\s+\S)"
     r'|"(?:command|cmd)"\s*:\s*"|\b(?:command|cmd)=\S',
 )
 _CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
@@ -143,11 +131,14 @@ _FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 
-# Words of the rendering itself, not of the conversation.
-_MARKER_WORDS = frozenset({"tool_use", "tool_result", "tool_call", "function_call"})
-
 _MAX_UNIT_CHARS = {"normal": 240, "aggressive": 160}
 _GOAL_UNITS = 2
+# Share of the body that sentences may take before the identifier section is
+# packed; whatever the section leaves over goes back to sentences.
+_PROSE_SHARE = 0.55
+# Below this many tokens of body, sentences come first: a tiny summary is
+# better as its best few lines than as a list of names.
+_PROSE_FLOOR = 120
 
 
 @dataclass(slots=True)
@@ -157,7 +148,6 @@ class _Unit:
     text: str
     score: float = 0.0
     kinds: frozenset[str] = frozenset()
-    handles: tuple[str, ...] = ()
     duplicate: bool = False
     forced: bool = False
 
@@ -252,16 +242,24 @@ def _is_noise(text: str) -> bool:
     return bool(blob and len(blob.group(0)) > len(stripped) * 0.5)
 
 
+Extracted = list[tuple[str, str, str, float]]
+
+
 def _score(
     text: str, *, role: str | None, in_tool: bool
-) -> tuple[float, frozenset[str], tuple[str, ...]]:
+) -> tuple[float, frozenset[str], Extracted]:
+    """Value of one unit for an agent picking work back up, its kinds, and its identifiers."""
     kinds: set[str] = set()
     score = 0.0
     without_urls = _URL_RE.sub(" ", text)
     code = in_tool and bool(_CODE_RE.search(text))
-    if (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text) and not (
-        code and not _ERROR_REPORT_RE.match(text)
-    ):
+    error_line = bool(
+        (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text)
+        and not (code and not _ERROR_REPORT_RE.match(text))
+    )
+    found = ids.extract(text, in_tool=in_tool, error_line=error_line, code=code)
+    found_kinds = {kind for kind, _, _, _ in found}
+    if error_line or "error" in found_kinds:
         kinds.add("error")
         score += 5
     if _DECISION_STRONG_RE.search(text):
@@ -270,14 +268,13 @@ def _score(
     elif _DECISION_WEAK_RE.search(text):
         kinds.add("decision")
         score += 2
-    if _COMMAND_RE.search(text):
+    if _COMMAND_RE.search(text) or "command" in found_kinds:
         kinds.add("command")
         score += 3
-    paths = [p for p in _PATH_RE.findall(without_urls) if not _TS_RE.fullmatch(p)]
-    if paths:
+    if "path" in found_kinds:
         kinds.add("path")
         score += 3
-    if _URL_RE.search(text):
+    if "url" in found_kinds:
         kinds.add("url")
         score += 2
     idents = _CAMEL_RE.findall(without_urls) + _SNAKE_RE.findall(without_urls)
@@ -294,6 +291,11 @@ def _score(
     if _NUMBER_RE.search(numbers_text):
         kinds.add("number")
         score += 1
+    specific = [spec for kind, _, _, spec in found if kind == "number"]
+    if specific:
+        # A long number (an id, a row count, a port) is a fact worth a line;
+        # specificity is digits / 4, so 9 digits earn about one more point.
+        score += min(1.5, max(specific) / 2)
     if role == "user" and not in_tool:
         score += 2
         if text.rstrip().endswith("?"):
@@ -302,14 +304,7 @@ def _score(
         kinds.add("tool")
         if "error" not in kinds:
             score *= 0.2 if code else 0.4
-    handles: list[str] = []
-    call_names = [c.split("(")[0] for c in calls]
-    for item in [*paths, *(name + "()" for name in call_names), *idents]:
-        if item in call_names or len(item) < 4 or item in _MARKER_WORDS:
-            continue  # `foo` is already named as `foo()`
-        if item not in handles:
-            handles.append(item)
-    return score, frozenset(kinds), tuple(handles)
+    return score, frozenset(kinds), found
 
 
 def _compact_json(line: str) -> str:
@@ -368,14 +363,33 @@ class _Parsed:
     blocks: list[_Block]
     units: list[_Unit]
     expand_items: list[str]
+    index: ids.IdentIndex = field(default_factory=ids.IdentIndex)
     noise: int = 0
     injected: int = 0
+
+
+_DIGITS_RE = re.compile(r"\d+")
+
+
+def _ident_weight(kinds: frozenset[str], *, role: str | None, in_tool: bool) -> float:
+    """How much an identifier's surroundings say it matters."""
+    weight = 1.0
+    if role == "user" and not in_tool:
+        weight += 2
+    if "decision" in kinds:
+        weight += 1
+    if "error" in kinds:
+        weight += 1
+    if in_tool:
+        weight -= 1.5
+    return weight
 
 
 def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     parsed = _Parsed(blocks=[_Block(header=None, stamp=None, role=None)], units=[], expand_items=[])
     blocks = parsed.blocks
     seen: set[str] = set(known)
+    shapes: dict[str, int] = {}
     pos = 0
     in_tool = False
     in_fence = False
@@ -402,6 +416,14 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
                 if item not in parsed.expand_items:
                     parsed.expand_items.append(item)
             continue
+        section = ids.parse_section_line(line) if line[:1] == "-" else None
+        if section is not None or line == ids.SECTION_TITLE:
+            # A source summary's identifier list is merged into ours: its items
+            # were already chosen once, so they rank like a user's words.
+            kind, items = section or ("", [])
+            for item in items:
+                parsed.index.add(kind, ids.value_of(kind, item), item, pos=pos, weight=3.0)
+            continue
         line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
         if not line or _PURE_TAG_RE.match(line):
             continue
@@ -418,17 +440,28 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             if _INJECTION_RE.search(piece) or (tool_text and _TOOL_IMPERATIVE_RE.search(piece)):
                 parsed.injected += 1
                 continue
-            score, kinds, handles = _score(piece, role=block.role, in_tool=tool_text)
+            score, kinds, found = _score(piece, role=block.role, in_tool=tool_text)
             key = _key(piece)
+            # Lines that differ only in their numbers (progress logs, per-row
+            # output) say the same thing: each repeat is worth less.
+            shape = _DIGITS_RE.sub("0", key)
+            repeats = shapes.get(shape, 0)
+            shapes[shape] = repeats + 1
+            if repeats:
+                score /= 1 + repeats
             unit = _Unit(
                 block=len(blocks) - 1,
                 pos=pos,
                 text=_clip(piece, limit),
                 score=score,
                 kinds=kinds,
-                handles=handles,
                 duplicate=key in seen,
             )
+            # The identifiers are taken from the whole piece, not the clipped
+            # text, so a long line's tail still reaches the index.
+            context = _ident_weight(kinds, role=block.role, in_tool=tool_text)
+            for kind, value, shown, specificity in found:
+                parsed.index.add(kind, value, shown, pos=pos, weight=context + specificity)
             pos += 1
             seen.add(key)
             block.units.append(unit)
@@ -466,6 +499,9 @@ class ExtractiveSummarizer:
         parsed = _parse(request.text, limit=_MAX_UNIT_CHARS[request.mode], known=known)
         blocks = parsed.blocks
         candidates = [u for u in parsed.units if not u.duplicate]
+        ranked_ids = parsed.index.ranked()
+        full_span = _span(blocks)
+        stamped = [i for i, b in enumerate(blocks) if b.stamp]
 
         if request.depth == 0:
             _mark_goal(blocks)
@@ -492,7 +528,7 @@ class ExtractiveSummarizer:
         opened: set[int] = set()
         used = 0
 
-        def try_add(unit: _Unit) -> None:
+        def try_add(unit: _Unit, limit: int) -> None:
             nonlocal used
             block = blocks[unit.block]
             if aggressive:
@@ -503,13 +539,11 @@ class ExtractiveSummarizer:
                 cost = est(unit.text) + 1
                 if unit.block not in opened and block.header:
                     cost += est(block.header) + 1
-            if used + cost <= body_budget:
+            if used + cost <= limit:
                 used += cost
                 chosen.add(unit.pos)
                 opened.add(unit.block)
 
-        for unit in sorted((u for u in candidates if u.forced), key=lambda u: (-u.score, u.pos)):
-            try_add(unit)
         # Normal mode ranks by value per token (damped, so a bare file name does
         # not outrank a sentence); aggressive mode keeps only the most important
         # facts, so it ranks by value alone and lets length decide only the fit.
@@ -520,29 +554,134 @@ class ExtractiveSummarizer:
                 u.pos,
             ),
         )
-        for unit in ranked:
-            if used >= body_budget:
+
+        def add_prose(limit: int) -> None:
+            for unit in ranked:
+                if used >= limit:
+                    break
+                if unit.pos not in chosen:
+                    try_add(unit, limit)
+
+        for unit in sorted((u for u in candidates if u.forced), key=lambda u: (-u.score, u.pos)):
+            try_add(unit, body_budget)
+        # Sentences first, within a share of the body; then the identifiers
+        # those sentences did not already quote, packed densely (a path costs a
+        # few tokens, its sentence thirty); then more sentences if room is left.
+        prose_share = max(int(body_budget * _PROSE_SHARE), min(body_budget, _PROSE_FLOOR))
+        add_prose(prose_share if ranked_ids else body_budget)
+
+        span: str | None = None
+
+        def pack() -> list[ids.Ident]:
+            nonlocal span
+            # The block headers already show the range when the first and the
+            # last timed blocks are both kept.
+            shown = bool(stamped) and {stamped[0], stamped[-1]} <= opened
+            span = None if shown else full_span
+            prose = _render(blocks, chosen, aggressive=aggressive)
+            return _pack_section(
+                ranked_ids, prose, span, body_budget - used, title=not aggressive, est=est
+            )
+
+        section = pack()
+        for _ in range(4):
+            spare = body_budget - used - _section_cost(section, span, not aggressive, est)
+            before = len(chosen)
+            add_prose(used + spare)
+            if len(chosen) == before:
                 break
-            try_add(unit)
+            # New sentences may quote listed identifiers: list them only once.
+            section = pack()
 
         def assemble() -> str:
-            body = _render(blocks, chosen, aggressive=aggressive)
-            footer = _footer(parsed, chosen, body, budget - est(body) - 1, est)
+            prose = _render(blocks, chosen, aggressive=aggressive)
+            lines = ids.render_section(section, span=span, title=not aggressive)
+            body = "\n".join(part for part in (prose, *lines) if part)
+            footer = _footer(parsed, chosen, body, ranked_ids, budget - est(body) - 1, est)
             return "\n".join(part for part in (body, footer) if part)
 
         out = assemble()
         # Estimates of parts need not add up exactly (a real tokenizer may merge
-        # across lines): drop the weakest kept lines until the whole fits.
-        while est(out) > budget and chosen:
-            weakest = min(
-                (u for u in parsed.units if u.pos in chosen),
-                key=lambda u: (u.forced, u.score, -u.pos),
-            )
-            chosen.discard(weakest.pos)
+        # across lines): drop the least important identifiers, then the weakest
+        # kept lines, until the whole fits.
+        while est(out) > budget and (section or chosen):
+            if section:
+                section.pop()
+            else:
+                weakest = min(
+                    (u for u in parsed.units if u.pos in chosen),
+                    key=lambda u: (u.forced, u.score, -u.pos),
+                )
+                chosen.discard(weakest.pos)
             out = assemble()
         if est(out) > budget:
             out = _fit_chars(out, budget, est)
         return out
+
+
+def _present(value: str, text: str) -> bool:
+    """Whether ``value`` occurs in ``text`` as a whole token (`347` is not in `1347`)."""
+    if value not in text:
+        return False
+    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
+
+
+def _span(blocks: list[_Block]) -> str | None:
+    """The time range of the whole input, from its first and last block stamps."""
+    stamps = [b.stamp for b in blocks if b.stamp]
+    if not stamps:
+        return None
+    first = stamps[0].split(" .. ")[0]
+    last_parts = stamps[-1].split(" .. ")
+    last = last_parts[-1]
+    if len(last) <= 5:  # `08:02`: a time on the day the range started
+        last = f"{last_parts[0][:10]} {last}"
+    return _compact_range(first, last)
+
+
+def _section_cost(
+    section: list[ids.Ident], span: str | None, title: bool, est: TokenEstimator
+) -> int:
+    lines = ids.render_section(section, span=span, title=title)
+    return est("\n".join(lines)) + 1 if lines else 0
+
+
+def _pack_section(
+    ranked: list[ids.Ident],
+    prose: str,
+    span: str | None,
+    room: int,
+    *,
+    title: bool,
+    est: TokenEstimator,
+) -> list[ids.Ident]:
+    """The best-ranked identifiers the prose does not quote, within ``room`` tokens.
+
+    Costs are added up per item (a label and title when a kind or the section
+    first appears), which is exact for the default estimator up to rounding;
+    ``summarize_text`` checks the assembled whole anyway.
+    """
+    if room <= 0:
+        return []
+    picked: list[ids.Ident] = []
+    cost = 0
+    if title:
+        cost += est(ids.SECTION_TITLE) + 1
+    if span:
+        cost += est(f"- {ids.TIME_LABEL}: {span}") + 1
+    labelled: set[str] = set()
+    for item in ranked:
+        if _present(item.value, prose):
+            continue
+        extra = est(f", {item.text}")
+        if item.kind not in labelled:
+            extra += est(f"- {ids.LABELS[item.kind]}: ") + 1
+        if cost + extra > room:
+            continue  # a shorter item further down may still fit
+        cost += extra
+        labelled.add(item.kind)
+        picked.append(item)
+    return picked
 
 
 def _mark_goal(blocks: list[_Block]) -> None:
@@ -589,12 +728,19 @@ def _render(blocks: list[_Block], chosen: set[int], *, aggressive: bool) -> str:
     return "\n".join(lines)
 
 
-def _footer(parsed: _Parsed, chosen: set[int], body: str, room: int, est: TokenEstimator) -> str:
+def _footer(
+    parsed: _Parsed,
+    chosen: set[int],
+    body: str,
+    ranked: list[ids.Ident],
+    room: int,
+    est: TokenEstimator,
+) -> str:
     """The closing pointer line, built from the most to the least useful part while it fits.
 
     Order: topics the source summaries said were expandable (they name real
-    content), then what kind of lines were dropped, then names (paths,
-    identifiers) that appear only in dropped lines: the best grep targets.
+    content), then what kind of lines were dropped, then the identifiers that
+    appear only in dropped lines, best ranked first: the best grep targets.
     """
     omitted = [u for u in parsed.units if u.pos not in chosen]
     dropped = len(omitted) + parsed.noise + parsed.injected
@@ -608,12 +754,6 @@ def _footer(parsed: _Parsed, chosen: set[int], body: str, room: int, est: TokenE
     ):
         if n:
             counts.append(f"{n} {label}")
-    freq: dict[str, int] = {}
-    for unit in omitted:
-        for handle in unit.handles:
-            if handle not in body and handle not in parsed.expand_items:
-                freq[handle] = freq.get(handle, 0) + 1
-    handles = sorted(freq, key=lambda h: -freq[h])  # sort is stable: ties keep first-seen order
 
     line = EXPAND_PREFIX
     sep = " "
@@ -637,10 +777,12 @@ def _footer(parsed: _Parsed, chosen: set[int], body: str, room: int, est: TokenE
     if dropped and not (counts and extend(f"{dropped} omitted lines ({', '.join(counts)})")):
         extend(f"{dropped} omitted lines")
     names = ""
-    for handle in handles[:12]:
-        candidate = f"{names}, {handle}" if names else f"mentions of: {handle}"
+    for ident in ranked:
+        if _present(ident.value, body) or ident.text in parsed.expand_items:
+            continue
+        candidate = f"{names}, {ident.text}" if names else f"mentions of: {ident.text}"
         if est(f"{line}{sep}{candidate}") > room:
-            break
+            continue  # a shorter name further down may still fit
         names = candidate
     if names:
         extend(names)

@@ -1,0 +1,407 @@
+"""The identifiers an agent greps for, pulled out of text for a dense index.
+
+At the default leaf target (~1,200 tokens for ~20,000 source tokens) most
+sentences must go, but the handles in them are short: a path, a command, an
+error code or a number costs a few tokens on its own, against thirty for the
+sentence around it. The extractive summarizer therefore lists them separately
+(``render_section``) and names the ones that still do not fit in its
+"Expand for details about:" line, so a later grep or expand can find them.
+
+Everything here is deterministic: items are ranked by weight, ties broken by
+first appearance, never by hash or set order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Kinds in the order the section lists them; ``round_robin`` ranks them in
+# this order too, so no single kind (there are always many paths) crowds out
+# the others.
+KINDS = ("error", "path", "command", "number", "url", "name")
+LABELS = {
+    "error": "errors",
+    "path": "files",
+    "command": "commands",
+    "number": "numbers",
+    "url": "urls",
+    "name": "names",
+}
+_KIND_OF_LABEL = {label: kind for kind, label in LABELS.items()}
+# Items of each kind per round of ``IdentIndex.ranked``: files are both the most
+# numerous and the most used handle.
+_SHARE = {"error": 1, "path": 2, "command": 1, "number": 1, "url": 1, "name": 1}
+# Commands and error messages may contain commas themselves.
+_SEPARATOR = {"error": "; ", "command": "; "}
+SECTION_TITLE = "References:"
+TIME_LABEL = "time"
+
+COMMAND_WORDS = (
+    r"git|npm|npx|pnpm|yarn|pip3?|uv|uvx|poetry|pytest|python3?|node|deno|bun|cargo|rustc|go|"
+    r"make|cmake|docker(?:-compose)?|kubectl|helm|terraform|ls|cd|cat|grep|rg|sed|awk|find|"
+    r"curl|wget|psql|sqlite3|mysql|redis-cli|ssh|scp|rsync|chmod|chown|mkdir|rm|mv|cp|touch|"
+    r"tar|brew|apt|apt-get|systemctl|journalctl|lcm|claude|codex|gh|ruff|mypy|black|eslint|"
+    r"tsc|jest|vitest|mvn|gradle|dotnet|bundle|rake|rails|mix|export|source|alembic|bash|sh|"
+    r"just|tox|nox|bd"
+)
+_STARTS_COMMAND_RE = re.compile(rf"^(?:\$\s+)?(?:sudo\s+)?(?:{COMMAND_WORDS}|\./[\w./-]+)\s+\S")
+_PROMPT_LINE_RE = re.compile(r"^\s*[$❯]\s+(\S.*)$")
+_LINE_COMMAND_RE = re.compile(rf"^\s*(?:sudo\s+)?(?:{COMMAND_WORDS})\s+\S")
+# `command=...` as the summarizer's compacted tool-call JSON renders it, up to
+# the next `key=` field; or the raw JSON form.
+_KV_COMMAND_RE = re.compile(r"\b(?:command|cmd)=(.+?)(?=, [\w-]+=|, …$|$)")
+_JSON_COMMAND_RE = re.compile(r'"(?:command|cmd)"\s*:\s*"((?:[^"\\]|\\.){2,})"')
+# Sentences and code that merely start with a command word (`export async function`).
+_NOT_COMMAND_RE = re.compile(r"[.:{(\[,;]\s*$|\bfunction\b|=>|\bclass\b|\breturn\b")
+_BACKTICK_RE = re.compile(r"`([^`\n]{2,160})`")
+
+URL_RE = re.compile(r"\b(?:https?|s3|gs|ftp|ssh|git|wss?|postgres(?:ql)?|redis)://[^\s<>\"'`)\]]+")
+PATH_RE = re.compile(
+    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]"
+    r"|\b[\w-]+\.(?:py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
+    r"swift|m|scala|ex|exs|erl|hs|lua|r|md|rst|txt|json|jsonl|toml|yaml|yml|ini|cfg|conf|sql|"
+    r"sh|bash|zsh|fish|ps1|html|css|scss|vue|svelte|lock|env|xml|csv|log|proto|gradle|tf|"
+    r"dockerfile|db|sqlite)\b",
+    re.IGNORECASE,
+)
+_EXTENSION_RE = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
+_TS_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
+
+# `psycopg.errors.UndefinedColumn: ...`, `KeyError: 'user'`: the report line itself.
+_EXCEPTION_LINE_RE = re.compile(
+    r"^\W{0,4}((?:(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Fault|Failure|Warning)"
+    r"|(?:[a-z_]\w*\.)+[A-Z]\w*|(?i:error|fatal|panic)(?:\[\w+\])?)\s*:\s*\S.*)$"
+)
+_EXCEPTION_NAME_RE = re.compile(
+    r"\b(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Fault|Failure)\b(?!\()"
+)
+# ERR_000342, ORA-00942, E_TIMEOUT_42: an upper-case prefix and a number.
+_CODE_RE = re.compile(r"\b[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)*[_-]\d{2,}[A-Z0-9]*\b")
+# Shorter codes (E0425, TS2345, ENOENT, HTTP 503) only count in error lines:
+# elsewhere `SHA256` or `EOF` are not errors.
+_SHORT_CODE_RE = re.compile(
+    r"\b(?:[A-Z]{1,5}\d{3,5}|HTTP [45]\d\d|exit (?:code|status) [1-9]\d*"
+    r"|E(?:NO|ACCES|CONN|ADDR|PERM|AGAIN|EXIST|INVAL|PIPE|TIMEDOUT|HOSTUNREACH|NET|ISDIR|"
+    r"NOTDIR|MFILE|BADF|BUSY|ROFS|DEADLK|INTR|IO|XDEV|NXIO|FAULT|NOMEM|RANGE|ALREADY)[A-Z]*)\b"
+)
+_NAME_CODE_WORDS = ("ERR", "ERROR", "EXC", "FAIL", "FATAL", "E")
+
+_NUMBER_RE = re.compile(
+    r"(?<![\w.:/#@-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(%|ms|s|kb|mb|gb|k|x)?(?![\w.:/]\w|\w)",
+    re.IGNORECASE,
+)
+_CLOCK_RE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b")
+_VERSION_RE = re.compile(r"\bv?\d+(?:\.\d+){1,3}\b")
+_HEXISH_RE = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b")
+_WORD_AFTER_RE = re.compile(r"^\s?([A-Za-z][A-Za-z-]{2,20})\b")
+_WORD_BEFORE_RE = re.compile(r"\b([A-Za-z][A-Za-z_-]{1,20})[ =]$")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "so",
+        "than",
+        "that",
+        "the",
+        "then",
+        "to",
+        "was",
+        "were",
+        "with",
+        "which",
+        "who",
+        "has",
+        "had",
+        "have",
+        "not",
+        "but",
+        "if",
+        "this",
+        "these",
+        "those",
+        "its",
+        "per",
+        "via",
+    ]
+)
+
+_CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
+_SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+_IDENT_SPAN_RE = re.compile(r"^[A-Za-z_][\w.:-]*(?:\(\))?$")
+_MARKER_WORDS = frozenset(
+    {"tool_use", "tool_result", "tool_call", "function_call", "file_path", "is_error"}
+)
+
+_MAX_COMMAND = 80
+_MAX_ERROR = 80
+
+
+@dataclass(slots=True)
+class Ident:
+    """One distinct identifier: ``value`` is what must appear verbatim, ``text`` what is shown."""
+
+    kind: str
+    value: str
+    text: str
+    first: int
+    weight: float
+    count: int = 1
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _blank(text: str, pattern: re.Pattern[str]) -> str:
+    """Replace matches with spaces of the same length, so offsets stay valid."""
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def is_path(candidate: str) -> bool:
+    """Whether a PATH_RE match is a file path rather than `and/or` or a date."""
+    if _TS_RE.fullmatch(candidate) or not re.search(r"[A-Za-z]", candidate):
+        return False
+    if candidate.startswith(("/", "~", "./", "../")) or candidate.count("/") >= 2:
+        return True
+    if _EXTENSION_RE.search(candidate):
+        # `e.g` / `i.e` / `v1.2` are not file names.
+        return len(candidate) > 4 and not re.fullmatch(r"v?\d[\d.]*", candidate)
+    return "/" in candidate and bool(re.search(r"[._\d-]", candidate))
+
+
+def _paths(text: str) -> list[str]:
+    out: list[str] = []
+    for match in PATH_RE.finditer(text):
+        candidate = match.group(0).rstrip(".")
+        if text[match.end() : match.end() + 1] == "(":
+            continue  # `Response.json()` is a call, not a file
+        if is_path(candidate):
+            out.append(candidate)
+    return out
+
+
+def _commands(text: str, *, in_tool: bool) -> list[str]:
+    found: list[str] = []
+    prompt = _PROMPT_LINE_RE.match(text)
+    if prompt:
+        found.append(prompt.group(1))
+    elif not in_tool and _LINE_COMMAND_RE.match(text) and not _NOT_COMMAND_RE.search(text):
+        # A bare `git status` line in prose; in tool output such lines are
+        # usually the body of a script being shown, not something that ran.
+        found.append(text.strip())
+    for pattern in (_KV_COMMAND_RE, _JSON_COMMAND_RE):
+        found.extend(m.group(1) for m in pattern.finditer(text))
+    for match in _BACKTICK_RE.finditer(text):
+        span = match.group(1).strip()
+        if _STARTS_COMMAND_RE.match(span):
+            found.append(span.removeprefix("$").strip())
+    return [_clip(c, _MAX_COMMAND) for c in found if len(c.strip()) > 2]
+
+
+def _errors(text: str, *, error_line: bool) -> list[tuple[str, str]]:
+    """(value, shown) pairs: codes, exception names, and an exception line itself."""
+    out: list[tuple[str, str]] = []
+    line = _EXCEPTION_LINE_RE.match(text) if error_line else None
+    if line:
+        message = _clip(line.group(1), _MAX_ERROR)
+        out.append((message, message))
+    for match in _CODE_RE.finditer(text):
+        code = match.group(0)
+        prefix = re.split(r"[_-]", code, maxsplit=1)[0]
+        if error_line or prefix in _NAME_CODE_WORDS:
+            out.append((code, code))
+    if error_line:
+        out.extend((m.group(0), m.group(0)) for m in _SHORT_CODE_RE.finditer(text))
+    if not line:
+        out.extend((m.group(0), m.group(0)) for m in _EXCEPTION_NAME_RE.finditer(text))
+    return out
+
+
+def _numbers(text: str) -> list[tuple[str, str, int]]:
+    """(value, shown with a word of context, digit count) for numbers worth keeping.
+
+    Two-digit counts and line numbers are everywhere; only numbers of three
+    or more digits (or with a unit) identify something. Numbers inside
+    timestamps, clock times, versions, paths, hex ids and names are skipped.
+    """
+    masked = text
+    for pattern in (URL_RE, _TS_RE, _CLOCK_RE, _VERSION_RE, _HEXISH_RE, PATH_RE):
+        masked = _blank(masked, pattern)
+    out: list[tuple[str, str, int]] = []
+    for match in _NUMBER_RE.finditer(masked):
+        value = match.group(0)
+        digits = sum(ch.isdigit() for ch in match.group(1))
+        if digits < 3 and not (match.group(2) and digits >= 2):
+            continue
+        before = text[max(0, match.start() - 24) : match.start()]
+        after = text[match.end() : match.end() + 24]
+        keyed = re.search(r"\b([A-Za-z_][\w.-]{0,30})=$", before)
+        nxt = _WORD_AFTER_RE.match(after)
+        prev = _WORD_BEFORE_RE.search(before)
+        if keyed:
+            shown = f"{keyed.group(1)}={value}"
+        elif nxt and nxt.group(1).lower() not in _STOP:
+            shown = f"{value} {nxt.group(1)}"
+        elif prev and prev.group(1).lower() not in _STOP:
+            shown = f"{prev.group(1)} {value}"
+        elif digits >= 4:
+            shown = value
+        else:
+            continue  # a bare `185` says nothing on its own
+        out.append((value, shown, digits))
+    return out
+
+
+def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
+    out: list[str] = []
+    for match in _BACKTICK_RE.finditer(text):
+        span = match.group(1).strip()
+        if _IDENT_SPAN_RE.match(span) and len(span) >= 4:
+            out.append(span)
+    # Ticket ids (`PROJ-1234`) that are not error codes.
+    out.extend(
+        m.group(0)
+        for m in _CODE_RE.finditer(text)
+        if re.split(r"[_-]", m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
+    )
+    if not in_tool and not code:
+        # Names written in prose; code and tool output are full of them.
+        plain = _blank(_blank(text, URL_RE), PATH_RE)
+        out.extend(_CAMEL_RE.findall(plain))
+        out.extend(_SNAKE_RE.findall(plain))
+    return [n for n in out if n not in _MARKER_WORDS and len(n) >= 4]
+
+
+def extract(
+    text: str, *, in_tool: bool, error_line: bool, code: bool
+) -> list[tuple[str, str, str, float]]:
+    """(kind, value, shown, specificity) for every identifier in one line of text."""
+    out: list[tuple[str, str, str, float]] = []
+    for url in URL_RE.findall(text):
+        out.append(("url", url.rstrip(".,;:"), url.rstrip(".,;:"), 0.0))
+    without_urls = _blank(text, URL_RE)
+    for value, shown in _errors(without_urls, error_line=error_line):
+        out.append(("error", value, shown, 1.0))
+    for path in _paths(without_urls):
+        out.append(("path", path, path, 0.1 * min(path.count("/"), 4)))
+    for command in _commands(without_urls, in_tool=in_tool):
+        out.append(("command", command, f"`{command}`", 0.0))
+    for value, shown, digits in _numbers(without_urls):
+        out.append(("number", value, shown, min(digits, 12) / 4))
+    taken = {value for _, value, _, _ in out}
+    for name in _names(without_urls, in_tool=in_tool, code=code):
+        if name not in taken and not any(name in value for value in taken):
+            out.append(("name", name, name, 0.0))
+    return out
+
+
+class IdentIndex:
+    """Distinct identifiers of one summarizer input, with where and how strongly they appeared."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], Ident] = {}
+
+    def add(self, kind: str, value: str, text: str, *, pos: int, weight: float) -> None:
+        key = (kind, value)
+        item = self._items.get(key)
+        if item is None:
+            self._items[key] = Ident(kind, value, text, pos, weight)
+            return
+        item.count += 1
+        item.weight = max(item.weight, weight)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def ranked(self) -> list[Ident]:
+        """All items, best first, taking one of each kind in turn (see ``KINDS``).
+
+        Within a kind: the strongest context wins, repetition adds a little
+        (a file touched ten times matters), ties go to the earliest.
+        """
+        by_kind: dict[str, list[Ident]] = {kind: [] for kind in KINDS}
+        for item in self._items.values():
+            by_kind[item.kind].append(item)
+        queues = [
+            sorted(
+                by_kind[kind],
+                key=lambda i: (-(i.weight + 0.25 * min(i.count - 1, 4)), i.first),
+            )
+            for kind in KINDS
+        ]
+        out: list[Ident] = []
+        taken = [0] * len(KINDS)
+        while any(t < len(q) for t, q in zip(taken, queues, strict=True)):
+            for index, (kind, queue) in enumerate(zip(KINDS, queues, strict=True)):
+                share = _SHARE[kind]
+                out.extend(queue[taken[index] : taken[index] + share])
+                taken[index] += share
+        return out
+
+
+def render_section(items: Iterable[Ident], *, span: str | None, title: bool) -> list[str]:
+    """Section lines: one bullet per kind, items in order of first appearance."""
+    grouped: dict[str, list[Ident]] = {kind: [] for kind in KINDS}
+    for item in items:
+        grouped[item.kind].append(item)
+    lines = [f"- {TIME_LABEL}: {span}"] if span else []
+    for kind in KINDS:
+        group = sorted(grouped[kind], key=lambda i: i.first)
+        if group:
+            joined = _SEPARATOR.get(kind, ", ").join(i.text for i in group)
+            lines.append(f"- {LABELS[kind]}: {joined}")
+    if not lines or (span and len(lines) == 1):
+        return []
+    return [SECTION_TITLE, *lines] if title else lines
+
+
+_SECTION_LINE_RE = re.compile(r"^-\s+(" + "|".join(LABELS.values()) + r"):\s+(.+)$")
+
+
+def parse_section_line(line: str) -> tuple[str, list[str]] | None:
+    """(kind, shown items) of a line ``render_section`` wrote, else None.
+
+    Used one level up, where source summaries' sections are merged rather than
+    kept as (long, clipped) lines.
+    """
+    match = _SECTION_LINE_RE.match(line.strip())
+    if not match:
+        return None
+    kind = _KIND_OF_LABEL[match.group(1)]
+    separator = _SEPARATOR.get(kind, ", ").strip()
+    items = [part.strip() for part in match.group(2).split(separator) if part.strip()]
+    return kind, items
+
+
+def value_of(kind: str, shown: str) -> str:
+    """The verbatim identifier inside an item as ``render_section`` shows it."""
+    if kind == "command":
+        return shown.strip("`")
+    if kind == "number":
+        keyed = shown.split("=", 1)
+        if len(keyed) == 2:
+            return keyed[1]
+        for word in shown.split():
+            if word[:1].isdigit():
+                return word
+    return shown
