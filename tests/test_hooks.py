@@ -649,15 +649,28 @@ HOOK_MUST_NOT_IMPORT = (
     "importlib.resources",
 )
 
-_MODULES_AFTER_HOOK = """
-import json, sys
+_STATE_AFTER_HOOK = """
+import gc, json, sys
 from lossless.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({"modules": sorted(sys.modules), "gc": gc.isenabled()}))
 """
+
+
+def hook_in_process(argv: list[str], payload: dict[str, Any]) -> dict[str, Any]:
+    """Run ``lcm`` with ``argv`` in a fresh interpreter; its modules and GC state after."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STATE_AFTER_HOOK, *argv],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    state: dict[str, Any] = json.loads(done.stdout)
+    return state
 
 
 def claude_turn(path: Path, session_id: str, turn: int) -> None:
@@ -702,14 +715,7 @@ def test_hook_import_path_stays_lean(tmp_path: Path, lcm_home: Path, event: str)
     for turn in (1, 2):
         claude_turn(transcript, session, turn)
         payload = claude_payload(event, transcript, session, prompt="what did we deploy?")
-        done = subprocess.run(
-            [sys.executable, "-c", _MODULES_AFTER_HOOK, *argv],
-            input=json.dumps(payload).encode(),
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-        loaded = json.loads(done.stdout)
+        loaded = hook_in_process(argv, payload)["modules"]
     log = hooks_log(lcm_home).splitlines()
     assert len(log) == 2 and all(f" {event} " in line and " ok " in line for line in log), log
     with open_store(load_config(lcm_home)) as store:
@@ -723,3 +729,22 @@ def test_hook_import_path_stays_lean(tmp_path: Path, lcm_home: Path, event: str)
         if name == banned or name.startswith(banned + ".")
     )
     assert heavy == [], f"lcm hook {event} imported {heavy}"
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_only_background_hooks_keep_the_cyclic_gc(
+    tmp_path: Path, lcm_home: Path, background: bool
+) -> None:
+    # Off for a hook's one-turn delta (start-up time); on for a background
+    # import, whose backlog can be of any size.
+    session = "0b7e4c1d-2a95-4f68-8e3b-6d9c0a1f5e24"
+    transcript = tmp_path / "project" / f"{session}.jsonl"
+    transcript.parent.mkdir()
+    claude_turn(transcript, session, 1)
+    argv = ["--home", str(lcm_home), "hook", "PostToolUse", "--client", "claude-code"]
+    state = hook_in_process(
+        argv + (["--background"] if background else []),
+        claude_payload("PostToolUse", transcript, session),
+    )
+    assert state["gc"] is background
+    assert " ok " in hooks_log(lcm_home)

@@ -69,6 +69,14 @@ def _fast_hook(args: list[str]) -> int | None:
             lock_fd = int(rest.pop(0))
         else:
             return None
+    if not background:
+        # A hook process lives for one turn's delta, and most of what it
+        # allocates is the modules it imports, which stay alive: the cyclic
+        # collector would run ~40 times (a few ms) to free almost nothing.
+        # A background import may read a backlog of any size, so it keeps it.
+        import gc
+
+        gc.disable()
     from lossless import hooks
 
     return hooks.main(
