@@ -6,7 +6,13 @@ backend (``since`` filters, time ranges of summaries).
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+
+# The stored form, for dates every month has (29-31 take the checked path).
+_CANONICAL = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z"
+)
 
 
 def utc_now_iso() -> str:
@@ -37,6 +43,9 @@ def normalize_ts(value: object) -> str | None:
             return None
     if not isinstance(value, str) or not value:
         return None
+    if _CANONICAL.fullmatch(value):
+        # Most transcripts already write this form: skip the datetime round trip.
+        return value
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

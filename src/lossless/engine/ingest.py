@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from lossless.timeutil import normalize_ts, utc_now_iso
 MessagePrep = Callable[[Conversation, NewMessage], NewMessage]
 ProgressCallback = Callable[[int], None]
 
-BATCH_MESSAGES = 500
+BATCH_MESSAGES = 2000
 ANCHOR_BYTES = 4096
 # A transcript written to within this many seconds may still be growing: its
 # trailing assistant message could gain blocks, so it is held back.
@@ -88,14 +89,17 @@ def _anchor_hash(path: Path, offset: int) -> str | None:
         return hashlib.sha256(fh.read(offset - start)).hexdigest()
 
 
+# One pass, no copy: what no store accepts in text (NUL, lone UTF-16 surrogates).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
 def _unstorable(text: str) -> str | None:
-    if "\x00" in text:
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
         return "U+0000 (NUL)"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a lone UTF-16 surrogate (invalid Unicode)"
-    return None
+    return "a lone UTF-16 surrogate (invalid Unicode)"
 
 
 def _text_problem(message: NewMessage) -> str | None:
