@@ -57,7 +57,12 @@ _FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
 _TOOL_MARKER_RE = re.compile(
     r"^\s*[\[<(]?\s*(tool[_ ]result|tool output|output|stdout|stderr)\b", re.I
 )
-_TOOL_END_RE = re.compile(r"^\s*[\[<(]?\s*(tool[_ ]use|tool call|text|assistant)\b", re.I)
+# `text` and `assistant` only as bracketed markers: a tool result's own lines
+# (`text/*|application/json) ...` in a shell script) must not end it.
+_TOOL_END_RE = re.compile(
+    r"^\s*(?:[\[<(]\s*(?:tool[_ ]use|tool call|text|assistant)\b|(?:tool[_ ]use|tool call)\b)",
+    re.I,
+)
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'`])")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 # `cat -n` / Claude Code Read gutters ("  14→", "14\t"): numbering, not content.
@@ -139,6 +144,7 @@ _PROSE_SHARE = 0.55
 # Below this many tokens of body, sentences come first: a tiny summary is
 # better as its best few lines than as a list of names.
 _PROSE_FLOOR = 120
+_GAP_SCORE = 1.0
 
 
 @dataclass(slots=True)
@@ -371,20 +377,6 @@ class _Parsed:
 _DIGITS_RE = re.compile(r"\d+")
 
 
-def _ident_weight(kinds: frozenset[str], *, role: str | None, in_tool: bool) -> float:
-    """How much an identifier's surroundings say it matters."""
-    weight = 1.0
-    if role == "user" and not in_tool:
-        weight += 2
-    if "decision" in kinds:
-        weight += 1
-    if "error" in kinds:
-        weight += 1
-    if in_tool:
-        weight -= 1.5
-    return weight
-
-
 def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     parsed = _Parsed(blocks=[_Block(header=None, stamp=None, role=None)], units=[], expand_items=[])
     blocks = parsed.blocks
@@ -441,6 +433,9 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
                 parsed.injected += 1
                 continue
             score, kinds, found = _score(piece, role=block.role, in_tool=tool_text)
+            # An identifier matters as much as the line it is in: a path in "the
+            # failing import is in X, so I will edit it" outranks one in a listing.
+            context = 1 + score / 3
             key = _key(piece)
             # Lines that differ only in their numbers (progress logs, per-row
             # output) say the same thing: each repeat is worth less.
@@ -459,7 +454,6 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             )
             # The identifiers are taken from the whole piece, not the clipped
             # text, so a long line's tail still reaches the index.
-            context = _ident_weight(kinds, role=block.role, in_tool=tool_text)
             for kind, value, shown, specificity in found:
                 parsed.index.add(kind, value, shown, pos=pos, weight=context + specificity)
             pos += 1
@@ -528,7 +522,7 @@ class ExtractiveSummarizer:
         opened: set[int] = set()
         used = 0
 
-        def try_add(unit: _Unit, limit: int) -> None:
+        def try_add(unit: _Unit, limit: int) -> bool:
             nonlocal used
             block = blocks[unit.block]
             if aggressive:
@@ -539,10 +533,12 @@ class ExtractiveSummarizer:
                 cost = est(unit.text) + 1
                 if unit.block not in opened and block.header:
                     cost += est(block.header) + 1
-            if used + cost <= limit:
-                used += cost
-                chosen.add(unit.pos)
-                opened.add(unit.block)
+            if used + cost > limit:
+                return False
+            used += cost
+            chosen.add(unit.pos)
+            opened.add(unit.block)
+            return True
 
         # Normal mode ranks by value per token (damped, so a bare file name does
         # not outrank a sentence); aggressive mode keeps only the most important
@@ -556,11 +552,19 @@ class ExtractiveSummarizer:
         )
 
         def add_prose(limit: int) -> None:
+            full = False
             for unit in ranked:
                 if used >= limit:
                     break
-                if unit.pos not in chosen:
-                    try_add(unit, limit)
+                if unit.pos in chosen:
+                    continue
+                # Once a line did not fit, the lines that still would are mostly
+                # short fragments (`error_content =`): with an identifier
+                # section to take the room, only lines worth a point may fill gaps.
+                if full and ranked_ids and unit.score < _GAP_SCORE:
+                    continue
+                if not try_add(unit, limit):
+                    full = True
 
         for unit in sorted((u for u in candidates if u.forced), key=lambda u: (-u.score, u.pos)):
             try_add(unit, body_budget)

@@ -14,7 +14,7 @@ first appearance, never by hash or set order.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # Kinds in the order the section lists them; ``round_robin`` ranks them in
@@ -146,11 +146,15 @@ _STOP = frozenset(
 
 _CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
 _SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+# A name has inner structure (`snake_case`, `camelCase`, `mod.fn`, `v2`); a
+# backticked plain word (`with`, `Read`) is not worth listing.
+_STRUCTURED_RE = re.compile(r"[_.:\d-]|[a-z][A-Z]")
 _IDENT_SPAN_RE = re.compile(r"^[A-Za-z_][\w.:-]*(?:\(\))?$")
 _MARKER_WORDS = frozenset(
     {"tool_use", "tool_result", "tool_call", "function_call", "file_path", "is_error"}
 )
 
+_KEY_RE = re.compile(r"\b\w+=")
 _MAX_COMMAND = 80
 _MAX_ERROR = 80
 
@@ -200,22 +204,23 @@ def _paths(text: str) -> list[str]:
     return out
 
 
-def _commands(text: str, *, in_tool: bool) -> list[str]:
-    found: list[str] = []
+def _commands(text: str, *, in_tool: bool) -> list[tuple[str, bool]]:
+    """(command, marked): marked when the writer set it off (`` `cmd` ``, `$ cmd`)."""
+    found: list[tuple[str, bool]] = []
     prompt = _PROMPT_LINE_RE.match(text)
     if prompt:
-        found.append(prompt.group(1))
+        found.append((prompt.group(1), True))
     elif not in_tool and _LINE_COMMAND_RE.match(text) and not _NOT_COMMAND_RE.search(text):
         # A bare `git status` line in prose; in tool output such lines are
         # usually the body of a script being shown, not something that ran.
-        found.append(text.strip())
+        found.append((text.strip(), False))
     for pattern in (_KV_COMMAND_RE, _JSON_COMMAND_RE):
-        found.extend(m.group(1) for m in pattern.finditer(text))
+        found.extend((m.group(1), False) for m in pattern.finditer(text))
     for match in _BACKTICK_RE.finditer(text):
         span = match.group(1).strip()
         if _STARTS_COMMAND_RE.match(span):
-            found.append(span.removeprefix("$").strip())
-    return [_clip(c, _MAX_COMMAND) for c in found if len(c.strip()) > 2]
+            found.append((span.removeprefix("$").strip(), True))
+    return [(_clip(c, _MAX_COMMAND), marked) for c, marked in found if len(c.strip()) > 2]
 
 
 def _errors(text: str, *, error_line: bool) -> list[tuple[str, str]]:
@@ -264,10 +269,10 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
             shown = f"{value} {nxt.group(1)}"
         elif prev and prev.group(1).lower() not in _STOP:
             shown = f"{prev.group(1)} {value}"
-        elif digits >= 4:
+        elif digits >= 6:
             shown = value
         else:
-            continue  # a bare `185` says nothing on its own
+            continue  # a bare `1016` (a line number, a count) says nothing on its own
         out.append((value, shown, digits))
     return out
 
@@ -285,11 +290,12 @@ def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
         if re.split(r"[_-]", m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
     )
     if not in_tool and not code:
-        # Names written in prose; code and tool output are full of them.
-        plain = _blank(_blank(text, URL_RE), PATH_RE)
+        # Names written in prose; code and tool output are full of them. The
+        # keys of a compacted tool call (`file_path=`) are not names.
+        plain = _blank(_blank(_blank(text, URL_RE), PATH_RE), _KEY_RE)
         out.extend(_CAMEL_RE.findall(plain))
         out.extend(_SNAKE_RE.findall(plain))
-    return [n for n in out if n not in _MARKER_WORDS and len(n) >= 4]
+    return [n for n in out if n not in _MARKER_WORDS and len(n) >= 4 and _STRUCTURED_RE.search(n)]
 
 
 def extract(
@@ -304,10 +310,13 @@ def extract(
         out.append(("error", value, shown, 1.0))
     for path in _paths(without_urls):
         out.append(("path", path, path, 0.1 * min(path.count("/"), 4)))
-    for command in _commands(without_urls, in_tool=in_tool):
-        out.append(("command", command, f"`{command}`", 0.0))
+    for command, marked in _commands(without_urls, in_tool=in_tool):
+        # A command quoted in prose is usually advice that outlives the turn
+        # ("run `make fixtures` first"); one tool call among many is history.
+        out.append(("command", command, f"`{command}`", 1.0 if marked else 0.0))
     for value, shown, digits in _numbers(without_urls):
-        out.append(("number", value, shown, min(digits, 12) / 4))
+        # The number itself is the handle: `347` greps everywhere, `336275613` once.
+        out.append(("number", value, shown, min(digits, 12) / 2))
     taken = {value for _, value, _, _ in out}
     for name in _names(without_urls, in_tool=in_tool, code=code):
         if name not in taken and not any(name in value for value in taken):
@@ -333,22 +342,56 @@ class IdentIndex:
     def __len__(self) -> int:
         return len(self._items)
 
+    def _merge_paths(self) -> None:
+        """One entry per file: `/home/u/app/src/a.py`, `src/a.py` and `a.py` become `src/a.py`.
+
+        A path merges into the shortest other path it ends with that still has
+        a directory (grepping for that finds both); a bare file name merges into
+        the shortest path ending with it.
+        """
+        paths = sorted(
+            (i for i in self._items.values() if i.kind == "path"),
+            key=lambda i: (len(i.value), i.first),
+        )
+        by_value = {i.value: i for i in paths}
+        for item in reversed(paths):  # longest first, so chains collapse fully
+            parts = item.value.split("/")
+            # Proper suffixes that keep a directory, shortest first.
+            for cut in range(len(parts) - 2, 0, -1):
+                target = by_value.get("/".join(parts[cut:]))
+                if target is not None:
+                    self._absorb(target, item)
+                    del by_value[item.value]
+                    break
+        for name, item in list(by_value.items()):
+            if "/" in name:
+                continue
+            owners = [i for v, i in by_value.items() if v.endswith("/" + name)]
+            if owners:
+                self._absorb(min(owners, key=lambda i: (len(i.value), i.first)), item)
+                del by_value[name]
+
+    def _absorb(self, target: Ident, item: Ident) -> None:
+        if (item.kind, item.value) not in self._items:
+            return
+        del self._items[(item.kind, item.value)]
+        target.count += item.count
+        target.weight = max(target.weight, item.weight)
+        target.first = min(target.first, item.first)
+
     def ranked(self) -> list[Ident]:
         """All items, best first, taking one of each kind in turn (see ``KINDS``).
 
         Within a kind: the strongest context wins, repetition adds a little
         (a file touched ten times matters), ties go to the earliest.
         """
+        self._merge_paths()
         by_kind: dict[str, list[Ident]] = {kind: [] for kind in KINDS}
         for item in self._items.values():
             by_kind[item.kind].append(item)
-        queues = [
-            sorted(
-                by_kind[kind],
-                key=lambda i: (-(i.weight + 0.25 * min(i.count - 1, 4)), i.first),
-            )
-            for kind in KINDS
-        ]
+        queues = [sorted(by_kind[kind], key=lambda i: (-_strength(i), i.first)) for kind in KINDS]
+        for kind, family in (("command", _command_family), ("path", _directory)):
+            queues[KINDS.index(kind)] = _diversify(queues[KINDS.index(kind)], family)
         out: list[Ident] = []
         taken = [0] * len(KINDS)
         while any(t < len(q) for t, q in zip(taken, queues, strict=True)):
@@ -357,6 +400,35 @@ class IdentIndex:
                 out.extend(queue[taken[index] : taken[index] + share])
                 taken[index] += share
         return out
+
+
+def _strength(item: Ident) -> float:
+    return item.weight + 0.25 * min(item.count - 1, 4)
+
+
+def _command_family(item: Ident) -> tuple[str, float]:
+    return " ".join(item.value.split()[:2]), 1.0
+
+
+def _directory(item: Ident) -> tuple[str, float]:
+    return item.value.rpartition("/")[0], 0.5
+
+
+def _diversify(items: list[Ident], family: Callable[[Ident], tuple[str, float]]) -> list[Ident]:
+    """Rank the n-th item of a family lower, by n times the family's penalty.
+
+    Ten `pytest -q tests/test_x.py` runs or ten files of `tests/` would
+    otherwise fill the list; the first of them shows the family, and the
+    others go to the expand line.
+    """
+    seen: dict[str, int] = {}
+    scored: list[tuple[float, int, Ident]] = []
+    for item in items:
+        name, penalty = family(item)
+        repeats = seen.get(name, 0)
+        seen[name] = repeats + 1
+        scored.append((_strength(item) - penalty * repeats, item.first, item))
+    return [item for _, _, item in sorted(scored, key=lambda t: (-t[0], t[1]))]
 
 
 def render_section(items: Iterable[Ident], *, span: str | None, title: bool) -> list[str]:
