@@ -754,11 +754,29 @@ def find_named_value(name: str, value: str) -> Finding | None:
 #: The shortest text any built-in detector can fire on ("pwd=abcd", "a://:x@h").
 _MIN_FINDING_CONTEXT: Final = 8
 
+# Every anchor and keyword, lower-cased, as one pattern over the lower-cased
+# UTF-8 bytes: a superset of ``has_anchor`` (anchors match in any case too), so
+# text it rejects cannot hold a finding. ASCII never occurs inside a multi-byte
+# UTF-8 sequence, so the bytes hold an anchor exactly when the text does.
+_TRIGGERS: Final = re.compile(
+    b"|".join(re.escape(t.lower().encode()) for t in (*LITERAL_ANCHORS, *KEYWORDS))
+)
+#: Texts up to this length are gated by ``_TRIGGERS`` first. Measured on the
+#: real transcripts: the gate is one call instead of ~16 (6x cheaper on short
+#: clean text), but the alternation scans at ~110 MB/s against ~90 MB/s for the
+#: detectors' ~16 literal searches, so on longer text it costs more than it saves.
+GATE_MAX_LENGTH: Final = 200
+
 
 def find_builtin(text: str) -> list[Finding]:
     """Every built-in finding in ``text`` (possibly overlapping, unsorted)."""
     found: list[Finding] = []
     if len(text) < _MIN_FINDING_CONTEXT:
+        return found
+    if (
+        len(text) <= GATE_MAX_LENGTH
+        and _TRIGGERS.search(text.encode("utf-8", "surrogatepass").lower()) is None
+    ):
         return found
     _find_private_keys(text, found)
     found.extend(_find_prefixed(text))

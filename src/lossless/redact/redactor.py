@@ -98,7 +98,10 @@ class Redactor:
         """Secrets in ``text``: sorted, non-overlapping, never inside a placeholder."""
         if not self._enabled or not text:
             return []
-        found = find_builtin(text)
+        return self._finish(text, find_builtin(text))
+
+    def _finish(self, text: str, found: list[Finding]) -> list[Finding]:
+        """Add the user patterns' findings to the built-in ``found`` and merge."""
         for category, regex in self._compiled:
             has_secret_group = "secret" in regex.groupindex
             for m in regex.finditer(text):
@@ -149,7 +152,10 @@ class Redactor:
         too) is redacted and it is re-encoded: valid, but not byte-faithful.
         Text that is not JSON is redacted like ``redact_text``.
         """
-        findings = self.find(text)
+        return self._redact_json(text, self.find(text))
+
+    def _redact_json(self, text: str, findings: list[Finding]) -> Redaction:
+        """``redact_json`` given the findings of ``text`` itself."""
         if not findings:
             return Redaction(text, {})
         if not text.lstrip().startswith(("{", "[", '"')):
@@ -223,46 +229,48 @@ class Redactor:
             return msg, {}
         counts: list[dict[str, int]] = []
 
-        def text(value: str) -> str:
-            result = self.redact_text(value)
-            counts.append(result.counts)
-            return result.text
-
         def value(v: T) -> T:
             new, c = self.redact_value(v)
             counts.append(c)
             return new
 
-        content = text(msg.content)
-        # A plain message's only text part repeats its content: reuse that scan.
-        content_scan = Redaction(content, counts[-1])
-        parts = tuple(self._redact_part(p, counts, msg.content, content_scan) for p in msg.parts)
+        builtin = find_builtin(msg.content) if msg.content else []
+        findings = self._finish(msg.content, builtin) if msg.content else []
+        scan = self._to_fixpoint(msg.content, findings) if findings else Redaction(msg.content, {})
+        counts.append(scan.counts)
+        # Part texts are usually pieces of the content (render_content joins
+        # them): see _PartScan for when the content's scan covers them.
+        seen = _PartScan(msg.content, scan, builtin_clean=not builtin)
+        parts = tuple(self._redact_part(p, counts, seen) for p in msg.parts)
         metadata = value(msg.metadata)
         records = tuple(self._redact_record(r, counts) for r in msg.native_records)
         total = merge_counts(*counts)
         if not total:
             return msg, {}
         redacted = dataclasses.replace(
-            msg, content=content, parts=parts, metadata=metadata, native_records=records
+            msg, content=scan.text, parts=parts, metadata=metadata, native_records=records
         )
         return redacted, total
 
     def _redact_part(
-        self,
-        part: NewPart,
-        counts: list[dict[str, int]],
-        content: str | None = None,
-        content_scan: Redaction | None = None,
+        self, part: NewPart, counts: list[dict[str, int]], seen: _PartScan | None = None
     ) -> NewPart:
         new_text = part.text
         if part.text is not None:
-            # A tool_use part's text is the JSON-encoded input: keep it parseable.
-            if part.kind == "tool_use":
-                result = self.redact_json(part.text)
-            elif content_scan is not None and part.text == content:
-                result = content_scan
+            text = part.text
+            if seen is not None and text == seen.content and part.kind != "tool_use":
+                result = seen.scan  # a plain message's only part repeats its content
             else:
-                result = self.redact_text(part.text)
+                # Covered text has no built-in finding: only user patterns can fire.
+                covered = seen is not None and seen.covers(text)
+                findings = self._finish(text, []) if covered else self.find(text)
+                # A tool_use part's text is the JSON-encoded input: keep it parseable.
+                if part.kind == "tool_use":
+                    result = self._redact_json(text, findings)
+                elif findings:
+                    result = self._to_fixpoint(text, findings)
+                else:
+                    result = Redaction(text, {})
             counts.append(result.counts)
             new_text = result.text
         metadata, c = self.redact_value(part.metadata)
@@ -293,6 +301,52 @@ def redact_text(text: str) -> Redaction:
 
 
 # ------------------------------------------------------------------- internals
+
+#: Occurrences of a part text tried before scanning it on its own instead.
+_MAX_OCCURRENCES: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _PartScan:
+    """A message's content, its redaction, and whether the built-ins found nothing.
+
+    ``render_content`` joins part texts with blank lines and puts "[tool_result] "
+    and the like before them. If ``content`` has no built-in finding, neither
+    has a piece of it that starts at the start, after a newline or after "] "
+    and ends at the end or before a newline. Every detector needs its trigger
+    inside the text. Tokens, URLs, names and unquoted values never contain
+    whitespace, and the look-arounds at a token's edges, the "alphanumeric
+    before ://" test and a name's backward walk treat a newline or a blank like
+    the ends of the text. A construct that starts before the piece and runs into
+    it (a quoted value with blanks, a truncated PEM body) is either a finding,
+    which ``builtin_clean`` rules out, or is dropped without consuming the
+    triggers after it. A PEM body that runs on past the piece only adds base64
+    lines, which never turns a key into a non-key. The one construct with a
+    blank that could consume a trigger inside the piece is a PEM marker
+    ("-----BEGIN RSA PRIVATE KEY-----"), hence "] " and not any blank.
+    So a finding in the piece would be one in the content too.
+    """
+
+    content: str
+    scan: Redaction
+    builtin_clean: bool
+
+    def covers(self, text: str) -> bool:
+        """Whether ``text`` is known to have no built-in finding."""
+        if not self.builtin_clean or not text:
+            return False
+        content = self.content
+        start = content.find(text)
+        for _ in range(_MAX_OCCURRENCES):
+            if start < 0:
+                return False
+            end = start + len(text)
+            if (
+                start == 0 or content[start - 1] == "\n" or content[start - 2 : start] == "] "
+            ) and (end == len(content) or content[end] == "\n"):
+                return True
+            start = content.find(text, start + 1)
+        return False
 
 
 def _outside_placeholders(text: str, findings: list[Finding]) -> list[Finding]:

@@ -1,0 +1,145 @@
+"""The shortcuts that keep redaction cheap must never change what is found.
+
+* ``find_builtin`` rejects short text without any anchor or keyword with one
+  combined search (``_TRIGGERS``) instead of running every detector;
+* ``redact_message`` does not rescan a part whose text is a line-bounded piece
+  of a content the built-in detectors found clean.
+"""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.redact.redact_corpus import Gen
+from tests.redact.test_redact_properties import FAST, FRAGMENTS, fragment_text
+
+from lossless.models import NewMessage, NewPart
+from lossless.redact import Redactor, UserPattern, detectors
+from lossless.redact.detectors import GATE_MAX_LENGTH, find_builtin
+from lossless.sources import render_content
+
+_G = Gen(11)
+GH = _G.github_token()
+B64 = "MIIEowIBAAKCAQEAu3Xk9pQ2vZr8LmN"
+
+
+def _ungated(text: str) -> list[detectors.Finding]:
+    with mock.patch.object(detectors, "GATE_MAX_LENGTH", -1):
+        return find_builtin(text)
+
+
+# --------------------------------------------------------------------- the gate
+
+
+@FAST
+@given(fragment_text)
+def test_gate_never_hides_a_finding(text: str) -> None:
+    assert find_builtin(text) == _ungated(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD=hunter22",
+        "é PWD: 'zq9!xk2' é",
+        "\u212a export SECRET_TOKEN=Zm9vYmFyMTIzNDU2Nzg5MGFi",  # Kelvin sign: not a "k"
+        f"{GH} 😀",
+        "see https://admin:S3cr3t-pw@db.internal/x",
+        "--password hunter22",
+        _G.aws_access_key(),
+        _G.jwt()[:GATE_MAX_LENGTH],
+        _G.slack_token(),
+        _G.openai_key(),
+    ],
+)
+def test_short_text_with_a_secret_goes_through_the_detectors(text: str) -> None:
+    assert len(text) <= GATE_MAX_LENGTH
+    assert find_builtin(text) == _ungated(text)
+    assert find_builtin(text), "every case holds a secret"
+
+
+@pytest.mark.parametrize("length", [GATE_MAX_LENGTH - 1, GATE_MAX_LENGTH, GATE_MAX_LENGTH + 1])
+def test_secret_at_the_gate_length_is_found(length: int) -> None:
+    secret = f"token={GH[4:]}"
+    text = "x" * (length - len(secret) - 1) + " " + secret
+    assert len(text) == length
+    assert Redactor().redact_text(text).counts == {"password_assignment": 1}
+
+
+def test_short_text_without_a_trigger_is_returned_unchanged() -> None:
+    text = "The quick brown fox jumps over the lazy dog: nothing to hide, ÿ 😀."
+    assert len(text) <= GATE_MAX_LENGTH
+    assert find_builtin(text) == []
+    result = Redactor().redact_text(text)
+    assert result.text is text
+    assert result.counts == {}
+
+
+# ------------------------------------------------------------ parts of a content
+
+
+def _message(content: str, *parts: NewPart) -> NewMessage:
+    return NewMessage(role="assistant", content=content, parts=parts)
+
+
+def _part_texts(redactor: Redactor, msg: NewMessage) -> list[str | None]:
+    redacted, _ = redactor.redact_message(msg)
+    return [p.text for p in redacted.parts]
+
+
+def test_part_glued_to_content_text_is_scanned_on_its_own() -> None:
+    # In the content the token follows a letter, so it is not a token there.
+    part = NewPart(kind="text", text=GH)
+    msg = _message("id" + GH, part)
+    assert find_builtin(msg.content) == []
+    assert _part_texts(Redactor(), msg) == ["[REDACTED:github_token]"]
+
+
+def test_pem_marker_across_a_blank_does_not_hide_a_key_in_the_part() -> None:
+    # The content's BEGIN marker runs over the blank into the part and swallows
+    # the part's own marker: the content has no key, the part alone has one.
+    part_text = f"KEY-----BEGIN RSA PRIVATE KEY-----: {B64}\n-----END RSA PRIVATE KEY-----"
+    msg = _message(f"[note] -----BEGIN PRIVATE {part_text}", NewPart(kind="text", text=part_text))
+    assert find_builtin(msg.content) == []
+    assert find_builtin(part_text) != []
+    assert _part_texts(Redactor(), msg) == ["KEY[REDACTED:private_key]"]
+
+
+def test_user_patterns_still_run_on_a_covered_part() -> None:
+    redactor = Redactor([UserPattern("ticket", r"^ACME-\d{5}$")])
+    part = NewPart(kind="tool_result", text="ACME-12345")
+    msg = _message(render_content([NewPart(kind="text", text="see"), part]), part)
+    assert redactor.find(msg.content) == []
+    assert _part_texts(redactor, msg) == ["[REDACTED:user:ticket]"]
+
+
+part_kinds = st.sampled_from(["text", "reasoning", "tool_result", "tool_use", "file"])
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> NewMessage:
+    parts = []
+    for kind in draw(st.lists(part_kinds, min_size=1, max_size=4)):
+        text = draw(fragment_text)
+        if kind == "tool_use":
+            text = json.dumps({"command": text})
+        parts.append(NewPart(kind=kind, text=text, tool_name="Bash"))
+    content = render_content(parts)
+    if draw(st.booleans()):  # a content that is not exactly the rendered parts
+        content = draw(st.sampled_from(FRAGMENTS)) + content + draw(st.sampled_from(FRAGMENTS))
+    return _message(content, *parts)
+
+
+@FAST
+@given(messages())
+def test_parts_are_redacted_as_if_scanned_alone(msg: NewMessage) -> None:
+    redactor = Redactor([UserPattern("ticket", r"^ACME-\d{5}$")])
+    expected = [
+        (redactor.redact_json if p.kind == "tool_use" else redactor.redact_text)(p.text or "").text
+        for p in msg.parts
+    ]
+    assert _part_texts(redactor, msg) == expected
