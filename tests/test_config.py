@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,20 @@ def test_every_setting_has_help_and_env_name() -> None:
     for setting in SETTINGS:
         assert setting.help.endswith(".")
         assert setting.env.startswith("LCM_") and setting.env.isupper()
+
+
+def test_postgres_connect_timeout_setting(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from lossless.cli import cli
+
+    assert load_config(tmp_path, env={}).get("postgres.connect_timeout_s") == 5
+    env = {"LCM_HOME": str(tmp_path), "LCM_POSTGRES_CONNECT_TIMEOUT_S": "12"}
+    config = load_config(tmp_path, env=env)
+    assert config.postgres_connect_timeout_s == 12
+    result = CliRunner(env=env).invoke(cli, ["config", "show", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0
+    shown = json.loads(result.stdout)["postgres.connect_timeout_s"]
+    assert shown == {"value": "12", "origin": "env LCM_POSTGRES_CONNECT_TIMEOUT_S"}
+    with pytest.raises(ConfigError, match="LCM_POSTGRES_CONNECT_TIMEOUT_S"):
+        load_config(tmp_path, env={"LCM_POSTGRES_CONNECT_TIMEOUT_S": "2.5"})

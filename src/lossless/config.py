@@ -49,6 +49,12 @@ SETTINGS: tuple[Setting, ...] = (
         "postgres.url", str, "", "PostgreSQL URL (postgresql://user@host:5432/db).", secret=True
     ),
     Setting("postgres.ca_file", str, "", "CA certificate file for verified TLS to PostgreSQL."),
+    Setting(
+        "postgres.connect_timeout_s",
+        int,
+        5,
+        "Seconds to wait for a PostgreSQL connection (at least 2; hooks wait 2).",
+    ),
     Setting("claude_home", str, "~/.claude", "Claude Code's data folder (holds projects/)."),
     Setting("codex_home", str, "~/.codex", "Codex CLI's data folder (holds sessions/)."),
     Setting("fresh_tail_count", int, 32, "Newest raw messages that are never compacted."),

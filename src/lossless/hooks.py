@@ -101,9 +101,10 @@ LOG_ROTATE_BYTES = 5 * 1024 * 1024
 # read here directly rather than through Config.
 CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 # A hook on PostgreSQL gives up on the server after this long and captures
-# into the outbox instead (libpq's default would keep the client waiting 10 s
-# for a host that drops packets). A connect_timeout in the URL wins.
-HOOK_CONNECT_TIMEOUT_S = 3
+# into the outbox instead: the client waits on the hook, and the outbox loses
+# nothing. It replaces postgres.connect_timeout_s for hooks only (2 s is
+# libpq's floor); a connect_timeout in the URL still wins.
+HOOK_CONNECT_TIMEOUT_S = 2
 # Outbox events a hook that reaches the server delivers itself; the worker it
 # starts delivers the rest, so a long offline stretch never slows a hook down.
 HOOK_DELIVERY_LIMIT = 16
@@ -691,22 +692,17 @@ def _open_engine(config: Config) -> Engine:
     from lossless.engine.engine import Engine
 
     if config.get("storage.backend") == "postgresql":
-        config = _with_connect_timeout(config)
+        config = _with_hook_connect_timeout(config)
     return Engine.open(config=config)
 
 
-def _with_connect_timeout(config: Config) -> Config:
-    url = str(config.get("postgres.url") or "")
-    try:
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-        if not url or "connect_timeout" in conninfo_to_dict(url):
-            return config
-        url = make_conninfo(url, connect_timeout=HOOK_CONNECT_TIMEOUT_S)
-    except Exception:
-        # No driver, or a URL libpq cannot read: opening the store says which.
-        return config
-    return dataclasses.replace(config, values={**config.values, "postgres.url": url})
+def _with_hook_connect_timeout(config: Config) -> Config:
+    name = "postgres.connect_timeout_s"
+    return dataclasses.replace(
+        config,
+        values={**config.values, name: HOOK_CONNECT_TIMEOUT_S},
+        origins={**config.origins, name: "hook"},
+    )
 
 
 def _capture_instead(

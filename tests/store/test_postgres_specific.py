@@ -194,6 +194,119 @@ def test_unreachable_server_names_host_and_port_not_password() -> None:
     assert "hunter2secret" not in text and "never falls back" in text
 
 
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port whose listener never answers: the TCP handshake completes (the
+    kernel queues it), then libpq waits for a reply that never comes, as with
+    a server behind a firewall that drops packets."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield sock.getsockname()[1]
+
+
+def _fails_after(open_it: Callable[[], object]) -> tuple[float, str]:
+    started = time.monotonic()
+    with pytest.raises(StoreError) as caught:
+        open_it()
+    return time.monotonic() - started, str(caught.value)
+
+
+def test_a_silent_server_fails_after_the_connect_timeout(silent_port: int) -> None:
+    url = f"postgresql://lcm:hunter2secret@127.0.0.1:{silent_port}/lcm"
+    took, text = _fails_after(lambda: PostgresStore(url, connect_timeout_s=2))
+    assert 1.9 <= took < 4.0, took
+    assert f"127.0.0.1:{silent_port}/lcm" in text and "no answer within 2 s" in text
+    assert "postgres.connect_timeout_s" in text
+    assert "hunter2secret" not in text
+
+
+def test_connect_timeout_setting_reaches_the_adapter(silent_port: int, tmp_path: Path) -> None:
+    url = f"postgresql://lcm:hunter2secret@127.0.0.1:{silent_port}/lcm"
+    env = {
+        "LCM_STORAGE_BACKEND": "postgresql",
+        "LCM_POSTGRES_URL": url,
+        "LCM_POSTGRES_CONNECT_TIMEOUT_S": "3",
+    }
+    config = load_config(tmp_path, env=env)
+    took, text = _fails_after(lambda: open_store(config))
+    assert 2.9 <= took < 5.0, took  # 3 s, not the 5 s default
+    assert "no answer within 3 s" in text and "hunter2secret" not in text
+    # `lcm postgres status` and `migrate` connect with the same setting.
+    from lossless.store.postgres import postgres_schema_status
+
+    took, text = _fails_after(lambda: postgres_schema_status(config))
+    assert 2.9 <= took < 5.0, took
+
+
+def test_connect_timeout_in_the_url_wins_over_the_setting(silent_port: int) -> None:
+    url = f"postgresql://lcm:pw@127.0.0.1:{silent_port}/lcm?connect_timeout=2"
+    took, text = _fails_after(lambda: PostgresStore(url, connect_timeout_s=30))
+    assert took < 4.0, took
+    assert "no answer within 2 s" in text
+
+
+def test_connect_timeout_must_be_positive() -> None:
+    with pytest.raises(ConfigError, match=r"postgres\.connect_timeout_s"):
+        PostgresStore("postgresql://u@127.0.0.1:1/db", connect_timeout_s=0)
+
+
+def test_a_hook_gives_up_on_a_silent_server_after_two_seconds(
+    silent_port: int, tmp_path: Path
+) -> None:
+    """Whatever postgres.connect_timeout_s says, a hook waits 2 s, then captures."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from lossless.store.postgres.outbox import OUTBOX_FILE, Outbox
+
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "u1",
+                "sessionId": "s1",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "hello"},
+            }
+        )
+        + "\n"
+    )
+    payload = {
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    env = {
+        **os.environ,
+        "LCM_HOME": str(tmp_path / "home"),
+        "LCM_STORAGE_BACKEND": "postgresql",
+        "LCM_POSTGRES_URL": f"postgresql://lcm:pw@127.0.0.1:{silent_port}/lcm",
+        "LCM_POSTGRES_CONNECT_TIMEOUT_S": "30",
+    }
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "lossless", "hook", "Stop", "--client", "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    took = time.monotonic() - started
+    assert result.returncode == 0 and result.stdout == b"", result.stderr.decode()
+    assert 1.9 <= took < 6.0, took  # 2 s plus interpreter start-up, not 30 s
+    with Outbox(tmp_path / "home" / OUTBOX_FILE) as outbox:
+        assert outbox.pending() == 1
+
+
 def test_wrong_password_is_a_clear_error(pg_server: EmbeddedPostgres) -> None:
     url = pg_server.url(password="not-the-password")
     with pytest.raises(StoreError, match="authentication failed for user 'postgres'") as caught:

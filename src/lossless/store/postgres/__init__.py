@@ -28,7 +28,9 @@ def open_postgres(config: Config) -> PostgresStore:
             "(postgresql://user:password@host:5432/database) or postgres.url in config.toml"
         )
     store_class = _store_class()
-    return store_class(_url(config, None), ca_file=_ca_file(config))
+    return store_class(
+        _url(config, None), ca_file=_ca_file(config), connect_timeout_s=_connect_timeout(config)
+    )
 
 
 def migrate_postgres(config: Config, url: str | None = None) -> dict[str, Any]:
@@ -37,7 +39,9 @@ def migrate_postgres(config: Config, url: str | None = None) -> dict[str, Any]:
         from lossless.store.postgres.admin import run_migrations
     except ImportError as exc:
         raise _missing_driver(exc) from None
-    return run_migrations(_url(config, url), ca_file=_ca_file(config))
+    return run_migrations(
+        _url(config, url), ca_file=_ca_file(config), connect_timeout_s=_connect_timeout(config)
+    )
 
 
 def postgres_schema_status(config: Config, url: str | None = None) -> dict[str, Any]:
@@ -46,7 +50,9 @@ def postgres_schema_status(config: Config, url: str | None = None) -> dict[str, 
         from lossless.store.postgres.admin import schema_status
     except ImportError as exc:
         raise _missing_driver(exc) from None
-    return schema_status(_url(config, url), ca_file=_ca_file(config))
+    return schema_status(
+        _url(config, url), ca_file=_ca_file(config), connect_timeout_s=_connect_timeout(config)
+    )
 
 
 def _url(config: Config, url: str | None) -> str:
@@ -62,6 +68,10 @@ def _url(config: Config, url: str | None) -> str:
 
 def _ca_file(config: Config) -> str | None:
     return str(config.get("postgres.ca_file") or "") or None
+
+
+def _connect_timeout(config: Config) -> float:
+    return float(config.get("postgres.connect_timeout_s"))
 
 
 def _missing_driver(exc: ImportError) -> ConfigError:

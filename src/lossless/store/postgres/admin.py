@@ -16,7 +16,12 @@ from psycopg.rows import dict_row
 
 from lossless.errors import MigrationError
 from lossless.store.migrations import pending_migrations
-from lossless.store.postgres.connection import Target, build_conninfo, describe_connect_error
+from lossless.store.postgres.connection import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    Target,
+    build_conninfo,
+    describe_connect_error,
+)
 from lossless.store.postgres.migrate import (
     Conn,
     applied_migrations,
@@ -26,8 +31,15 @@ from lossless.store.postgres.migrate import (
 
 
 @contextmanager
-def _connect(url: str, ca_file: str | None) -> Iterator[tuple[Conn, Target]]:
-    conninfo, target = build_conninfo(url, ca_file=ca_file, application_name="lossless-admin")
+def _connect(
+    url: str, ca_file: str | None, connect_timeout_s: float
+) -> Iterator[tuple[Conn, Target]]:
+    conninfo, target = build_conninfo(
+        url,
+        ca_file=ca_file,
+        connect_timeout_s=connect_timeout_s,
+        application_name="lossless-admin",
+    )
     try:
         conn: Conn = psycopg.Connection.connect(conninfo, autocommit=True, row_factory=dict_row)
     except psycopg.Error as exc:
@@ -38,9 +50,14 @@ def _connect(url: str, ca_file: str | None) -> Iterator[tuple[Conn, Target]]:
         conn.close()
 
 
-def run_migrations(url: str, *, ca_file: str | None = None) -> dict[str, Any]:
+def run_migrations(
+    url: str,
+    *,
+    ca_file: str | None = None,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+) -> dict[str, Any]:
     """Bring the database's schema up to date; safe to run from many machines at once."""
-    with _connect(url, ca_file) as (conn, target):
+    with _connect(url, ca_file, connect_timeout_s) as (conn, target):
         report = migrate_schema(conn, where=target.where)
         return {
             "where": target.where,
@@ -51,9 +68,14 @@ def run_migrations(url: str, *, ca_file: str | None = None) -> dict[str, Any]:
         }
 
 
-def schema_status(url: str, *, ca_file: str | None = None) -> dict[str, Any]:
+def schema_status(
+    url: str,
+    *,
+    ca_file: str | None = None,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+) -> dict[str, Any]:
     """Where the database's schema stands against this lossless, without changing it."""
-    with _connect(url, ca_file) as (conn, target):
+    with _connect(url, ca_file, connect_timeout_s) as (conn, target):
         available = available_migrations()
         applied = applied_migrations(conn)
         state = "current"

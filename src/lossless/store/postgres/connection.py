@@ -8,6 +8,7 @@ password: libpq messages are scrubbed of it, URLs are shown through
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,15 +17,20 @@ from typing import Any
 import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 
-from lossless.config import mask_url
+from lossless.config import SETTINGS, mask_url
 from lossless.errors import ConfigError, StoreError
 
 # The schema every lossless object lives in; ``public`` follows it so
 # extensions an administrator installed there before us are still found.
 SEARCH_PATH = "lcm,public"
-DEFAULT_CONNECT_TIMEOUT_S = 10
+DEFAULT_CONNECT_TIMEOUT_S: int = next(
+    s.default for s in SETTINGS if s.name == "postgres.connect_timeout_s"
+)
+# libpq (and psycopg, which enforces the timeout itself) waits whole seconds,
+# never less than 2, and treats 0 as "forever".
+MIN_CONNECT_TIMEOUT_S = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,7 @@ class Target:
     user: str
     password: str | None
     url: str
+    connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S
 
     @property
     def where(self) -> str:
@@ -54,9 +61,20 @@ def build_conninfo(
     *,
     ca_file: str | None = None,
     statement_timeout_ms: int | None = None,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     application_name: str = "lossless",
 ) -> tuple[str, Target]:
-    """The libpq connection string for ``url`` plus what lossless needs of every session."""
+    """The libpq connection string for ``url`` plus what lossless needs of every session.
+
+    ``connect_timeout_s`` (the ``postgres.connect_timeout_s`` setting) becomes
+    libpq's ``connect_timeout``, rounded up to whole seconds and at least 2; a
+    ``connect_timeout`` already in the URL wins.
+    """
+    if connect_timeout_s <= 0:
+        raise ConfigError(
+            f"postgres.connect_timeout_s must be a positive number of seconds, "
+            f"got {connect_timeout_s!r}"
+        )
     try:
         params: dict[str, Any] = conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
@@ -65,6 +83,11 @@ def build_conninfo(
             f"{_scrub_password(str(exc), url)}"
         ) from None
     host = str(params.get("host") or params.get("hostaddr") or "localhost")
+    params.setdefault("connect_timeout", max(MIN_CONNECT_TIMEOUT_S, math.ceil(connect_timeout_s)))
+    try:
+        effective_timeout = timeout_from_conninfo(params)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(f"postgres.url {mask_url(url)}: {exc}") from None
     target = Target(
         host=host,
         port=str(params.get("port") or "5432"),
@@ -72,6 +95,7 @@ def build_conninfo(
         user=str(params.get("user") or ""),
         password=str(params["password"]) if params.get("password") else None,
         url=url,
+        connect_timeout_s=effective_timeout,
     )
     # Session settings ride in the startup packet, so they hold from the first
     # statement and survive RESET ALL; user-supplied options are kept.
@@ -80,7 +104,6 @@ def build_conninfo(
         options.append(f"-c statement_timeout={int(statement_timeout_ms)}")
     params["options"] = " ".join(o for o in options if o)
     params.setdefault("application_name", application_name)
-    params.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)
     if ca_file:
         params["sslrootcert"] = ca_file
         params.setdefault("sslmode", "verify-full")
@@ -105,6 +128,11 @@ def describe_connect_error(exc: BaseException, target: Target) -> StoreError:
         )
     if isinstance(exc, psycopg_pool.PoolTimeout):
         reason = "no connection could be made in time"
+    elif isinstance(exc, pg_errors.ConnectionTimeout):
+        reason = (
+            f"no answer within {target.connect_timeout_s} s (postgres.connect_timeout_s, "
+            "LCM_POSTGRES_CONNECT_TIMEOUT_S, or connect_timeout in the URL)"
+        )
     return StoreError(
         f"cannot connect to {target.where}: {_first_lines(reason)}; check that the server is "
         "running and reachable, and postgres.url (LCM_POSTGRES_URL). lossless never falls "

@@ -71,6 +71,7 @@ from lossless.store.contract import (
 from lossless.store.migrations import AppliedMigration
 from lossless.store.postgres import fulltext
 from lossless.store.postgres.connection import (
+    DEFAULT_CONNECT_TIMEOUT_S,
     build_conninfo,
     describe_connect_error,
     describe_error,
@@ -140,17 +141,23 @@ class PostgresStore:
         min_connections: int = 1,
         max_connections: int = 8,
         statement_timeout_ms: int | None = None,
-        connect_timeout_s: float = 10.0,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         migrate: bool = True,
     ) -> None:
         """Connect, bring the schema up to date (or check it), and open the pool.
 
+        ``connect_timeout_s`` bounds each connection attempt (libpq's
+        ``connect_timeout``, whole seconds, at least 2, unless the URL sets
+        one) and the wait for a pooled connection.
         With ``migrate=False`` a database that is not at this version's latest
         migration is refused with ``MigrationError`` (``lcm postgres migrate``
         brings it up to date).
         """
         self._conninfo, self.target = build_conninfo(
-            url, ca_file=ca_file, statement_timeout_ms=statement_timeout_ms
+            url,
+            ca_file=ca_file,
+            statement_timeout_ms=statement_timeout_ms,
+            connect_timeout_s=connect_timeout_s,
         )
         self._local = threading.local()
         self._closed = False
