@@ -381,7 +381,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     parsed = _Parsed(blocks=[_Block(header=None, stamp=None, role=None)], units=[], expand_items=[])
     blocks = parsed.blocks
     seen: set[str] = set(known)
-    shapes: dict[str, int] = {}
+    shapes: dict[tuple[int, str], int] = {}
     pos = 0
     in_tool = False
     in_fence = False
@@ -437,9 +437,9 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             # failing import is in X, so I will edit it" outranks one in a listing.
             context = 1 + score / 3
             key = _key(piece)
-            # Lines that differ only in their numbers (progress logs, per-row
-            # output) say the same thing: each repeat is worth less.
-            shape = _DIGITS_RE.sub("0", key)
+            # Lines of one message that differ only in their numbers (progress
+            # logs, per-row output) say the same thing: each repeat is worth less.
+            shape = (len(blocks), _DIGITS_RE.sub("0", key))
             repeats = shapes.get(shape, 0)
             shapes[shape] = repeats + 1
             if repeats:
@@ -455,6 +455,8 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             # The identifiers are taken from the whole piece, not the clipped
             # text, so a long line's tail still reaches the index.
             for kind, value, shown, specificity in found:
+                if kind == "number" and repeats:
+                    continue  # in lines that differ only in numbers, those are counters
                 parsed.index.add(kind, value, shown, pos=pos, weight=context + specificity)
             pos += 1
             seen.add(key)
@@ -576,7 +578,7 @@ class ExtractiveSummarizer:
 
         span: str | None = None
 
-        def pack() -> list[ids.Ident]:
+        def pack() -> tuple[list[ids.Ident], int]:
             nonlocal span
             # The block headers already show the range when the first and the
             # last timed blocks are both kept.
@@ -587,15 +589,16 @@ class ExtractiveSummarizer:
                 ranked_ids, prose, span, body_budget - used, title=not aggressive, est=est
             )
 
-        section = pack()
+        section, section_cost = pack()
         for _ in range(4):
-            spare = body_budget - used - _section_cost(section, span, not aggressive, est)
+            # The spare room is measured with the packing's own (rounded up)
+            # costs, so a re-pack always has room for what it had before.
             before = len(chosen)
-            add_prose(used + spare)
+            add_prose(body_budget - section_cost)
             if len(chosen) == before:
                 break
             # New sentences may quote listed identifiers: list them only once.
-            section = pack()
+            section, section_cost = pack()
 
         def assemble() -> str:
             prose = _render(blocks, chosen, aggressive=aggressive)
@@ -643,13 +646,6 @@ def _span(blocks: list[_Block]) -> str | None:
     return _compact_range(first, last)
 
 
-def _section_cost(
-    section: list[ids.Ident], span: str | None, title: bool, est: TokenEstimator
-) -> int:
-    lines = ids.render_section(section, span=span, title=title)
-    return est("\n".join(lines)) + 1 if lines else 0
-
-
 def _pack_section(
     ranked: list[ids.Ident],
     prose: str,
@@ -658,15 +654,15 @@ def _pack_section(
     *,
     title: bool,
     est: TokenEstimator,
-) -> list[ids.Ident]:
-    """The best-ranked identifiers the prose does not quote, within ``room`` tokens.
+) -> tuple[list[ids.Ident], int]:
+    """The best-ranked identifiers the prose does not quote within ``room`` tokens, and their cost.
 
     Costs are added up per item (a label and title when a kind or the section
     first appears), which is exact for the default estimator up to rounding;
     ``summarize_text`` checks the assembled whole anyway.
     """
     if room <= 0:
-        return []
+        return [], 0
     picked: list[ids.Ident] = []
     cost = 0
     if title:
@@ -685,7 +681,7 @@ def _pack_section(
         cost += extra
         labelled.add(item.kind)
         picked.append(item)
-    return picked
+    return picked, cost if picked else 0
 
 
 def _mark_goal(blocks: list[_Block]) -> None:

@@ -94,6 +94,7 @@ _NUMBER_RE = re.compile(
     r"(?<![\w.:/#@-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(%|ms|s|kb|mb|gb|k|x)?(?![\w.:/]\w|\w)",
     re.IGNORECASE,
 )
+_ANY_DIGIT_RE = re.compile(r"\d")
 _CLOCK_RE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b")
 _VERSION_RE = re.compile(r"\bv?\d+(?:\.\d+){1,3}\b")
 _HEXISH_RE = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b")
@@ -249,6 +250,8 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
     or more digits (or with a unit) identify something. Numbers inside
     timestamps, clock times, versions, paths, hex ids and names are skipped.
     """
+    if not _ANY_DIGIT_RE.search(text):
+        return []
     masked = text
     for pattern in (URL_RE, _TS_RE, _CLOCK_RE, _VERSION_RE, _HEXISH_RE, PATH_RE):
         masked = _blank(masked, pattern)
@@ -460,7 +463,7 @@ def parse_section_line(line: str) -> tuple[str, list[str]] | None:
     if not match:
         return None
     kind = _KIND_OF_LABEL[match.group(1)]
-    separator = _SEPARATOR.get(kind, ", ").strip()
+    separator = _SEPARATOR.get(kind, ", ")
     items = [part.strip() for part in match.group(2).split(separator) if part.strip()]
     return kind, items
 
