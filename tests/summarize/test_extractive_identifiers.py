@@ -22,10 +22,38 @@ from lossless.summarize import (
 from lossless.summarize import identifiers as ids
 from lossless.tokens import estimate_tokens
 
-FILLER_WORDS = (
-    "the worker then looked at a queue and its batch while the cache was warm enough for "
-    "another pass over records in a table before lunch and after standup today"
-).split()
+FILLER_WORDS = [
+    "the",
+    "worker",
+    "then",
+    "looked",
+    "at",
+    "a",
+    "queue",
+    "and",
+    "its",
+    "batch",
+    "while",
+    "the",
+    "cache",
+    "was",
+    "warm",
+    "enough",
+    "for",
+    "another",
+    "pass",
+    "over",
+    "records",
+    "in",
+    "a",
+    "table",
+    "before",
+    "lunch",
+    "and",
+    "after",
+    "standup",
+    "today",
+]
 
 
 def _filler(rng: random.Random) -> str:
