@@ -187,6 +187,23 @@ def test_grep_is_scoped_to_the_project_and_pages(history: dict[str, Any]) -> Non
     anyio.run(main)
 
 
+def test_grep_says_when_a_regex_scan_stopped_at_its_time_budget(
+    history: dict[str, Any],
+) -> None:
+    async def main() -> None:
+        # No literal to narrow with, and a budget gone at the first clock check.
+        tight = tools_for(history, **{"grep.time_budget_s": 1e-9})
+        async with memory_client(tight) as client:
+            cut = structured(await client.call_tool("lcm_grep", {"pattern": r"\w+", "limit": 100}))
+            assert cut["complete"] is False
+            assert "were not searched" in cut["note"] and cut["hits"]
+        async with memory_client(tools_for(history)) as client:
+            whole = structured(await client.call_tool("lcm_grep", {"pattern": r"\w+", "limit": 5}))
+            assert "complete" not in whole and "note" not in whole
+
+    anyio.run(main)
+
+
 def test_search_ranks_and_points_at_summaries(history: dict[str, Any]) -> None:
     async def main() -> None:
         async with memory_client(tools_for(history)) as client:

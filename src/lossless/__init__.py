@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         StoreError,
     )
     from lossless.models import Conversation, Message, NewMessage, NewPart, SearchHit, Summary
+    from lossless.store.contract import GrepHits
 
 _EXPORTS = {
     "Config": "lossless.config",
@@ -40,6 +41,7 @@ _EXPORTS = {
     "NewPart": "lossless.models",
     "SearchHit": "lossless.models",
     "Summary": "lossless.models",
+    "GrepHits": "lossless.store.contract",
 }
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "Conversation",
     "ConversationHandle",
     "Engine",
+    "GrepHits",
     "InputError",
     "LosslessError",
     "Message",

@@ -72,6 +72,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("max_expand_tokens", int, 4_000, "Default token cap of expand results."),
     Setting(
+        "grep.time_budget_s",
+        float,
+        1.5,
+        "Seconds a regex grep may scan before answering with what it found, newest "
+        "first, marked incomplete (0: no limit).",
+    ),
+    Setting(
         "summarizer.provider",
         str,
         "extractive",

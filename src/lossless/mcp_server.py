@@ -324,6 +324,13 @@ class LcmTools:
             "or a sum_ id for what it summarizes",
         }
         note = None if page else self._empty_note(project)
+        if not hits.complete:
+            result["complete"] = False
+            note = (
+                f"the regex scan stopped at its time budget: messages older than "
+                f"{hits.scanned_until} were not searched; add a literal of 3+ characters, "
+                "or narrow with since/session_id"
+            )
         if note:
             result["note"] = note
         return result
@@ -865,7 +872,9 @@ def build_server(tools: LcmTools) -> Any:
 
         Each hit gives the message or summary id (for lcm_describe) and, for a
         message that has been compacted, the covering summary id (for
-        lcm_expand). Page with offset=next_offset.
+        lcm_expand). Page with offset=next_offset. A regex with no literal of 3+
+        characters reads every message and may stop at a time budget: the
+        result then has complete=false and a note saying how far back it got.
         """
         return call(
             lambda: tools.grep(

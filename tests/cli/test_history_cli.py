@@ -143,3 +143,19 @@ def test_lcm_runs_as_a_real_process(tmp_path: Path) -> None:
         check=True,
     )
     assert json.loads(done.stdout)["stats"]["messages"] == 0
+
+
+def test_grep_reports_a_scan_cut_short_by_its_time_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run("import", "--complete", str(SAMPLE))[0] == 0
+    monkeypatch.setenv("LCM_GREP_TIME_BUDGET_S", "1e-9")
+    code, out, err = run("grep", r"\w+", "--limit", "500", "--json")
+    assert code == 0
+    cut = json.loads(out)
+    assert cut["complete"] is False and cut["scanned_until"] and cut["hits"]
+    code, out, err = run("grep", r"\w+", "--limit", "500")
+    assert "were not searched" in err
+    # --time-budget 0 searches everything, whatever the setting says.
+    whole = json.loads(run("grep", r"\w+", "--limit", "500", "--time-budget", "0", "--json")[1])
+    assert whole["complete"] is True and len(whole["hits"]) > len(cut["hits"])

@@ -431,6 +431,33 @@ class StoreConformance:
         assert len(store.search.grep(GrepQuery(r"key \[X\]", mode="regex"))) == 2
         assert store.integrity_check() == []
 
+    def test_a_regex_scan_stops_at_its_time_budget(self, store: Store) -> None:
+        cid = self.conv(store)
+        store.messages.append(
+            cid,
+            [
+                msg(
+                    f"line {i:03d} took 12ms",
+                    f"k{i}",
+                    at=f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}.000Z",
+                )
+                for i in range(200)
+            ],
+        )
+        everything = store.search.grep(GrepQuery(r"\d+ms", mode="regex", limit=500))
+        assert (len(everything), everything.complete, everything.scanned_until) == (200, True, None)
+        # A budget already spent: the scan stops at its first look at the clock.
+        cut = store.search.grep(GrepQuery(r"\d+ms", mode="regex", limit=500, time_budget_s=0.0))
+        assert not cut.complete and cut.scanned_until is not None
+        assert 0 < len(cut) < 200
+        assert [h.id for h in cut] == [h.id for h in everything[: len(cut)]]
+        assert all((h.created_at or "") > cut.scanned_until for h in cut)
+        # A budget is a regex matter: ranked full-text search is always complete.
+        ranked = store.search.grep(
+            GrepQuery("took", mode="full_text", limit=500, time_budget_s=0.0)
+        )
+        assert ranked.complete and len(ranked) == 200
+
     def test_bad_patterns_are_input_errors(self, store: Store) -> None:
         self._seed_search(store)
         with pytest.raises(InputError):

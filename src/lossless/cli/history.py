@@ -358,6 +358,13 @@ def messages(
 @click.option("--project", default=None, help="Only this project.")
 @click.option("--since", default=None, help="Only newer than this: 2026-02-12, 12h, 7d ...")
 @click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds a regex may scan before answering with what it found so far "
+    "(default: the grep.time_budget_s setting; 0: search everything).",
+)
 @json_option
 @click.pass_context
 def grep(
@@ -370,6 +377,7 @@ def grep(
     project: str | None,
     since: str | None,
     limit: int,
+    time_budget: float | None,
     as_json: bool,
 ) -> None:
     """Search every stored message and summary for PATTERN.
@@ -377,6 +385,12 @@ def grep(
     Hits are newest first for regex, best first for full_text. Each hit names
     the message (or summary) id to pass to `lcm describe`, and the summary
     that covers it, if it has been compacted, to pass to `lcm expand`.
+
+    \b
+    A regex with a literal of 3+ characters is narrowed by the substring
+    index; one without (say `\\d{4}ms`) reads every message, newest first, and
+    on a large store stops after --time-budget seconds, saying how far back
+    it got. Narrow it with --since or --conversation, or pass --time-budget 0.
 
     \b
     Examples:
@@ -397,10 +411,26 @@ def grep(
         project=project,
         since=since_ts,
         limit=limit,
+        time_budget_s=time_budget,
     )
     if as_json:
-        emit_json({"pattern": pattern, "mode": mode, "hits": to_jsonable(hits)})
+        emit_json(
+            {
+                "pattern": pattern,
+                "mode": mode,
+                "hits": to_jsonable(hits),
+                "complete": hits.complete,
+                "scanned_until": hits.scanned_until,
+            }
+        )
         return
+    if not hits.complete:
+        click.echo(
+            f"lcm grep: stopped at the time budget; messages older than "
+            f"{hits.scanned_until} were not searched (narrow with --since/--conversation, "
+            "or --time-budget 0 to search everything)",
+            err=True,
+        )
     if not hits:
         click.echo("no matches", err=True)
         return

@@ -27,10 +27,10 @@ from lossless.engine.ingest import (
 )
 from lossless.engine.sensitive import PatternBook, Redactors
 from lossless.errors import InputError, NotFoundError
-from lossless.models import Conversation, NewMessage, SearchHit
+from lossless.models import Conversation, NewMessage
 from lossless.sources.base import SourceKind
 from lossless.store import open_store
-from lossless.store.contract import GrepMode, GrepScope, Store
+from lossless.store.contract import GrepHits, GrepMode, GrepScope, Store
 from lossless.tokens import CHARS_PER_TOKEN, TokenEstimator, estimate_tokens
 
 # Retrieval, compaction, assembly and the summarizers are imported where they
@@ -219,10 +219,16 @@ class Engine:
         project: str | None = None,
         since: str | None = None,
         limit: int = 50,
-    ) -> list[SearchHit]:
+        time_budget_s: float | None = None,
+    ) -> GrepHits:
+        """Search history; a regex scan stops after ``time_budget_s`` seconds
+        (default: the ``grep.time_budget_s`` setting; 0: no limit) and the
+        result says so (``complete``, ``scanned_until``)."""
         from lossless.engine import retrieval
 
         conversation_id = self.resolve_conversation(conversation).id if conversation else None
+        if time_budget_s is None:
+            time_budget_s = float(self.config.get("grep.time_budget_s"))
         return retrieval.grep(
             self.store,
             pattern,
@@ -233,6 +239,7 @@ class Engine:
             project=project,
             since=since,
             limit=limit,
+            time_budget_s=time_budget_s or None,
         )
 
     def describe(self, ref: str) -> retrieval.Description:
@@ -396,7 +403,7 @@ class ConversationHandle:
     def ingest(self, messages: Sequence[NewMessage | dict[str, Any]]) -> list[int]:
         return self.engine.ingest(self.conversation, messages)
 
-    def grep(self, pattern: str, **options: Any) -> list[SearchHit]:
+    def grep(self, pattern: str, **options: Any) -> GrepHits:
         return self.engine.grep(pattern, conversation=self.conversation.id, **options)
 
     def after_turn(

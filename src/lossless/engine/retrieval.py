@@ -16,10 +16,9 @@ from lossless.models import (
     LargeFile,
     Message,
     Part,
-    SearchHit,
     Summary,
 )
-from lossless.store.contract import GrepMode, GrepQuery, GrepScope, Repositories
+from lossless.store.contract import GrepHits, GrepMode, GrepQuery, GrepScope, Repositories
 from lossless.tokens import TokenEstimator, estimate_tokens
 
 
@@ -34,10 +33,17 @@ def grep(
     project: str | None = None,
     since: str | None = None,
     limit: int = 50,
-) -> list[SearchHit]:
-    """Search messages and/or summaries. Each hit carries ids to describe/expand next."""
+    time_budget_s: float | None = None,
+) -> GrepHits:
+    """Search messages and/or summaries. Each hit carries ids to describe/expand next.
+
+    A regex scan stops after ``time_budget_s`` seconds (None: no limit); the
+    result then says how far back it got (``GrepHits.scanned_until``).
+    """
     if limit < 0:
         raise InputError("limit must be 0 or more")
+    if time_budget_s is not None and time_budget_s < 0:
+        raise InputError("time budget must be 0 or more seconds")
     return repos.search.grep(
         GrepQuery(
             pattern=pattern,
@@ -48,6 +54,7 @@ def grep(
             project=project,
             since=since,
             limit=limit,
+            time_budget_s=time_budget_s,
         )
     )
 

@@ -25,7 +25,7 @@ import builtins
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -85,6 +85,29 @@ class GrepQuery:
     project: str | None = None
     since: str | None = None
     limit: int = 50
+    # Regex only: stop scanning after this many seconds and return what was
+    # found (newest first, so the recent past is always covered). None: no limit.
+    time_budget_s: float | None = None
+
+
+class GrepHits(list[SearchHit]):
+    """The hits of one grep, and whether the search looked at everything.
+
+    ``complete`` is False when a regex scan stopped at its time budget;
+    ``scanned_until`` is then the time of the oldest message it reached:
+    older messages were not searched.
+    """
+
+    def __init__(
+        self,
+        hits: Iterable[SearchHit] = (),
+        *,
+        complete: bool = True,
+        scanned_until: str | None = None,
+    ) -> None:
+        super().__init__(hits)
+        self.complete = complete
+        self.scanned_until = scanned_until
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +340,7 @@ class LargeFileRepository(Protocol):
 
 
 class SearchRepository(Protocol):
-    def grep(self, query: GrepQuery) -> builtins.list[SearchHit]:
+    def grep(self, query: GrepQuery) -> GrepHits:
         """Search messages and/or summaries; see ``GrepQuery`` for ordering.
 
         Raises ``InputError`` for an invalid regex or an empty pattern.

@@ -9,6 +9,7 @@ only rows holding it.
 from __future__ import annotations
 
 import re
+import time
 
 # The stdlib regex parser (re._parser since 3.11) gives the pattern's structure.
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -118,3 +119,31 @@ def snippet_around(text: str, start: int, end: int, width: int = 80) -> str:
     after = text[end:right]
     snippet = f"{'…' if left else ''}{before}[{match}]{after}{'…' if right < len(text) else ''}"
     return " ".join(snippet.split())
+
+
+class ScanBudget:
+    """The time a regex scan may take; rows are visited newest first.
+
+    ``spent`` is asked before each row; once the budget is gone it records
+    that row's time as ``stopped_at`` (everything older went unsearched) and
+    says stop. The clock is read every ``CHECK_EVERY`` rows only.
+    """
+
+    CHECK_EVERY = 64
+
+    def __init__(self, seconds: float | None) -> None:
+        self.deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
+        self.stopped_at: str | None = None
+        self._rows = 0
+
+    def spent(self, row_time: str | None) -> bool:
+        if self.deadline is None:
+            return False
+        self._rows += 1
+        if self._rows % self.CHECK_EVERY or time.monotonic() < self.deadline:
+            return False
+        # Messages and summaries are scanned one after the other: keep the
+        # newer of the two stopping points, the one a user can trust.
+        if self.stopped_at is None or (row_time or "") > self.stopped_at:
+            self.stopped_at = row_time or ""
+        return True

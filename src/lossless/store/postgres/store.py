@@ -62,6 +62,7 @@ from lossless.store import rows
 from lossless.store.contract import (
     AppendResult,
     Capabilities,
+    GrepHits,
     GrepQuery,
     Lease,
     PartRewrite,
@@ -80,7 +81,12 @@ from lossless.store.postgres.connection import (
 from lossless.store.postgres.jobs import Jobs
 from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
-from lossless.store.regex import compile_user_regex, required_literal, snippet_around
+from lossless.store.regex import (
+    ScanBudget,
+    compile_user_regex,
+    required_literal,
+    snippet_around,
+)
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -1168,7 +1174,7 @@ class _Search(_Repo):
     def catch_up(self, max_rows: int) -> int:
         return 0
 
-    def grep(self, query: GrepQuery) -> builtins.list[SearchHit]:
+    def grep(self, query: GrepQuery) -> GrepHits:
         if not query.pattern:
             raise InputError("grep pattern is empty")
         _check_text(query.pattern, "grep pattern")
@@ -1181,7 +1187,8 @@ class _Search(_Repo):
             compile_user_regex(query.pattern)
         limit = max(0, query.limit)
         if limit == 0:
-            return []
+            return GrepHits()
+        budget = ScanBudget(query.time_budget_s)
         hits: list[SearchHit] = []
         if query.mode == "full_text":
             if query.scope in ("messages", "both"):
@@ -1190,9 +1197,9 @@ class _Search(_Repo):
                 hits.extend(self._full_text(query, words, limit, kind="summary"))
         else:
             if query.scope in ("messages", "both"):
-                hits.extend(self._regex(query, limit, kind="message"))
+                hits.extend(self._regex(query, limit, budget, kind="message"))
             if query.scope in ("summaries", "both"):
-                hits.extend(self._regex(query, limit, kind="summary"))
+                hits.extend(self._regex(query, limit, budget, kind="summary"))
         # Stable sorts, least significant key first: id, then time, then rank.
         hits.sort(key=_numeric_id, reverse=True)
         hits.sort(key=lambda h: h.created_at or "", reverse=True)
@@ -1201,7 +1208,11 @@ class _Search(_Repo):
         hits = hits[:limit]
         message_ids = [int(h.id) for h in hits if h.kind == "message"]
         covering = self.s.summaries.covering(message_ids) if message_ids else {}
-        return [_with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits]
+        return GrepHits(
+            (_with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits),
+            complete=budget.stopped_at is None,
+            scanned_until=budget.stopped_at,
+        )
 
     def _filters(self, query: GrepQuery, kind: str) -> tuple[str, list[Any]]:
         alias = "m" if kind == "message" else "s"
@@ -1267,7 +1278,9 @@ class _Search(_Repo):
             for r in rows
         ]
 
-    def _regex(self, query: GrepQuery, limit: int, *, kind: str) -> builtins.list[SearchHit]:
+    def _regex(
+        self, query: GrepQuery, limit: int, budget: ScanBudget, *, kind: str
+    ) -> builtins.list[SearchHit]:
         """Newest first, Python's ``re`` deciding; the trigram index narrows the rows."""
         regex = compile_user_regex(query.pattern)
         where, params = self._filters(query, kind)
@@ -1315,6 +1328,8 @@ class _Search(_Repo):
             page_sql += f" ORDER BY {at} DESC NULLS LAST, {alias}.id DESC LIMIT {REGEX_PAGE}"
             rows = self.s._q(page_sql, page_params)
             for r in rows:
+                if budget.spent(r["at"]):
+                    return hits
                 found = regex.search(r["content"])
                 if found is None:
                     continue

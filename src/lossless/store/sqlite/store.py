@@ -52,6 +52,7 @@ from lossless.store import rows
 from lossless.store.contract import (
     AppendResult,
     Capabilities,
+    GrepHits,
     GrepQuery,
     Lease,
     Memory,
@@ -70,6 +71,7 @@ from lossless.store.migrations import (
 )
 from lossless.store.regex import (
     GLOB_SPECIAL,
+    ScanBudget,
     compile_user_regex,
     is_case_insensitive,
     required_literal,
@@ -1045,18 +1047,19 @@ class _Search(_Repo):
             self.db.execute("UPDATE trigram_progress SET indexed_upto = ?", (row["last"],))
             return int(row["n"])
 
-    def grep(self, query: GrepQuery) -> builtins.list[SearchHit]:
+    def grep(self, query: GrepQuery) -> GrepHits:
         if not query.pattern:
             raise InputError("grep pattern is empty")
         _check_text(query.pattern, "grep pattern")
         limit = max(0, query.limit)
         if limit == 0:
-            return []
+            return GrepHits()
+        budget = ScanBudget(query.time_budget_s)
         hits: list[SearchHit] = []
         if query.scope in ("messages", "both"):
-            hits.extend(self._messages(query, limit))
+            hits.extend(self._messages(query, limit, budget))
         if query.scope in ("summaries", "both"):
-            hits.extend(self._summaries(query, limit))
+            hits.extend(self._summaries(query, limit, budget))
         # Stable sorts, least significant key first: id, then time, then rank.
         hits.sort(key=_numeric_id, reverse=True)
         hits.sort(key=lambda h: h.created_at or "", reverse=True)
@@ -1065,7 +1068,11 @@ class _Search(_Repo):
         hits = hits[:limit]
         message_ids = [int(h.id) for h in hits if h.kind == "message"]
         covering = self.s.summaries.covering(message_ids) if message_ids else {}
-        return [_with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits]
+        return GrepHits(
+            (_with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits),
+            complete=budget.stopped_at is None,
+            scanned_until=budget.stopped_at,
+        )
 
     def _filters(self, query: GrepQuery, alias: str) -> tuple[str, list[Any]]:
         sql = ""
@@ -1084,7 +1091,9 @@ class _Search(_Repo):
             params.append(query.since)
         return sql, params
 
-    def _messages(self, query: GrepQuery, limit: int) -> builtins.list[SearchHit]:
+    def _messages(
+        self, query: GrepQuery, limit: int, budget: ScanBudget
+    ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "m")
         if query.mode == "full_text":
             rows: dict[int, Any] = {}
@@ -1147,6 +1156,8 @@ class _Search(_Repo):
         with self.s._lock:
             self.s._check_open()
             for r in self.db.execute(sql, [*pre_params, *params]):
+                if budget.spent(r["created_at"]):
+                    break
                 found = regex.search(r["content"])
                 if found is None:
                     continue
@@ -1167,7 +1178,9 @@ class _Search(_Repo):
                     break
         return hits
 
-    def _summaries(self, query: GrepQuery, limit: int) -> builtins.list[SearchHit]:
+    def _summaries(
+        self, query: GrepQuery, limit: int, budget: ScanBudget
+    ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "s")
         if query.mode == "full_text":
             ranked: dict[str, Any] = {}
@@ -1207,6 +1220,8 @@ class _Search(_Repo):
             f"WHERE 1=1{where} ORDER BY s.latest_at DESC, s.id DESC",
             params,
         ):
+            if budget.spent(r["latest_at"]):
+                break
             found = regex.search(r["content"])
             if found is None:
                 continue
