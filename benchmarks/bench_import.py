@@ -31,7 +31,7 @@ import sqlite3
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -413,20 +413,31 @@ def real_transcripts() -> list[Path]:
 
 def _child_lcm(home: Path, paths: Sequence[Path], generic: bool) -> dict[str, Any]:
     from lossless import Engine
+    from lossless.engine.indexing import catch_up_all
     from lossless.engine.ingest import expand_paths
 
     with Engine.open(home) as engine:
         files = expand_paths(paths)
+        # As `lcm import` does: the trigram index is built after the import
+        # (by the worker, or by `lcm import` itself for a small backlog).
+        importer = engine.importer()
+        importer.defer_substring_index = True
         start, cpu = common.clock(), common.cpu_seconds()
         added = skipped = problems = 0
         for path in files:
-            result = engine.import_file(path, "generic" if generic else None, final=True)
+            result = importer.import_file(path, "generic" if generic else None, final=True)
             if result.error:
                 raise SystemExit(f"import of {path} failed: {result.error}")
             added += result.messages_added
             skipped += result.messages_skipped
             problems += len(result.problems)
         seconds, cpu = common.clock() - start, common.cpu_seconds() - cpu
+        start, index_cpu = common.clock(), common.cpu_seconds()
+        indexed = catch_up_all(engine.store)
+        index_seconds = common.clock() - start
+        index_cpu = common.cpu_seconds() - index_cpu
+        if indexed != added:
+            raise SystemExit(f"substring index caught up {indexed} of {added} messages")
     size = sum(p.stat().st_size for p in home.glob("lcm.db*"))
     return {
         "messages": added,
@@ -434,6 +445,8 @@ def _child_lcm(home: Path, paths: Sequence[Path], generic: bool) -> dict[str, An
         "problems": problems,
         "seconds": seconds,
         "cpu_s": cpu,
+        "index_seconds": index_seconds,
+        "index_cpu_s": index_cpu,
         "bytes_in": sum(p.stat().st_size for p in files),
         "db_bytes": size,
     }
@@ -458,7 +471,8 @@ def _child_raw(db_path: Path, paths: Sequence[Path], fts: str) -> dict[str, Any]
 
     ``fts``: ``"none"``; ``"trigger"`` (lcm's schema: a per-row AFTER INSERT
     trigger feeds both FTS5 tables); ``"batch"`` (no trigger: one
-    ``INSERT INTO <fts> SELECT ... WHERE id BETWEEN first AND last`` per batch).
+    ``INSERT INTO <fts> SELECT ... WHERE id BETWEEN first AND last`` per batch);
+    ``"batch-word"`` (the same for the word index alone, as lcm imports now).
     """
     db = sqlite3.connect(db_path, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
@@ -471,6 +485,7 @@ def _child_raw(db_path: Path, paths: Sequence[Path], fts: str) -> dict[str, Any]
         db.executescript(_FTS_TABLES)
     if fts == "trigger":
         db.executescript(_FTS_TRIGGER)
+    batch = {"batch": "both", "batch-word": "word"}.get(fts, "")
     start, cpu = common.clock(), common.cpu_seconds()
     count = 0
     total_bytes = 0
@@ -491,8 +506,8 @@ def _child_raw(db_path: Path, paths: Sequence[Path], fts: str) -> dict[str, Any]
                 rows.append((conversation_id, seq, data["role"], content, data["created_at"]))
                 seq += 1
                 if len(rows) >= 500:
-                    count += _raw_flush(db, rows, fts == "batch")
-            count += _raw_flush(db, rows, fts == "batch")
+                    count += _raw_flush(db, rows, batch)
+            count += _raw_flush(db, rows, batch)
     seconds, cpu = common.clock() - start, common.cpu_seconds() - cpu
     db.close()
     size = sum(p.stat().st_size for p in db_path.parent.glob(db_path.name + "*"))
@@ -506,8 +521,10 @@ def _child_raw(db_path: Path, paths: Sequence[Path], fts: str) -> dict[str, Any]
 
 
 def _raw_flush(
-    db: sqlite3.Connection, rows: list[tuple[int, int, str, str, str]], index_batch: bool
+    db: sqlite3.Connection, rows: list[tuple[int, int, str, str, str]], index_batch: str
 ) -> int:
+    """Insert ``rows``; ``index_batch``: "" (indexes fed by trigger, if any), "word"
+    (the word index, one INSERT ... SELECT) or "both" (word and trigram)."""
     if not rows:
         return 0
     db.execute("BEGIN IMMEDIATE")
@@ -518,7 +535,10 @@ def _raw_flush(
         rows,
     )
     if index_batch:
-        for table in ("messages_fts", "messages_trigram"):
+        tables = (
+            ("messages_fts",) if index_batch == "word" else ("messages_fts", "messages_trigram")
+        )
+        for table in tables:
             db.execute(
                 f"INSERT INTO {table}(rowid, content) SELECT id, content FROM messages "
                 "WHERE id >= ?",
@@ -537,8 +557,13 @@ def child_main(args: argparse.Namespace) -> None:
         result = _child_lcm(target, paths, generic=True)
     elif args.child == "real":
         result = _child_lcm(target, paths, generic=False)
-    elif args.child in ("raw", "raw-fts", "raw-fts-batch"):
-        fts = {"raw": "none", "raw-fts": "trigger", "raw-fts-batch": "batch"}[args.child]
+    elif args.child in ("raw", "raw-fts", "raw-fts-batch", "raw-word-batch"):
+        fts = {
+            "raw": "none",
+            "raw-fts": "trigger",
+            "raw-fts-batch": "batch",
+            "raw-word-batch": "batch-word",
+        }[args.child]
         result = _child_raw(target, paths, fts)
     else:
         raise SystemExit(f"unknown child {args.child}")
@@ -551,6 +576,7 @@ BASELINES = [
     ("raw sqlite3, no FTS", "raw"),
     ("raw sqlite3 + FTS5 word + trigram, per-row trigger (lcm schema)", "raw-fts"),
     ("raw sqlite3 + FTS5 word + trigram, per-batch INSERT...SELECT", "raw-fts-batch"),
+    ("raw sqlite3 + FTS5 word only, per-batch INSERT...SELECT", "raw-word-batch"),
 ]
 
 
@@ -563,6 +589,9 @@ class Measured:
     cpu_s: list[float]
     rss_mb: list[float]
     db_bytes: int
+    # lcm only: building the substring (trigram) index after the import.
+    index_seconds: list[float] = field(default_factory=list)
+    index_cpu_s: list[float] = field(default_factory=list)
 
     @property
     def median_s(self) -> float:
@@ -582,9 +611,14 @@ def measure(
             [__file__, "--child", child, "--target", str(target), *map(str, paths)]
         )
         runs.append(run)
+        index = (
+            f", then substring index in {run.result['index_seconds']:.2f} s"
+            if "index_seconds" in run.result
+            else ""
+        )
         print(
             f"  {name} run {attempt + 1}/{repeat}: {run.result['messages']:,} messages in "
-            f"{run.result['seconds']:.2f} s ({run.result['cpu_s']:.2f} s CPU), "
+            f"{run.result['seconds']:.2f} s ({run.result['cpu_s']:.2f} s CPU){index}, "
             f"peak RSS {run.peak_rss_mb:.0f} MB",
             flush=True,
         )
@@ -606,6 +640,10 @@ def measure(
         cpu_s=[float(r.result["cpu_s"]) for r in runs],
         rss_mb=[r.peak_rss_mb for r in runs],
         db_bytes=int(first["db_bytes"]),
+        index_seconds=[
+            float(r.result["index_seconds"]) for r in runs if "index_seconds" in r.result
+        ],
+        index_cpu_s=[float(r.result["index_cpu_s"]) for r in runs if "index_cpu_s" in r.result],
     )
 
 
@@ -613,30 +651,35 @@ def report(rows: list[Measured], baseline: Measured | None) -> None:
     if not rows:
         return
     table: list[list[object]] = []
-    for row in rows:
-        seconds = row.median_s
+
+    def add(name: str, row: Measured, runs: list[float], cpu_runs: list[float]) -> None:
+        seconds, cpu = common.median(runs), common.median(cpu_runs)
         table.append(
             [
-                row.name,
+                name,
                 row.messages,
                 row.bytes_in / common.MB,
                 seconds,
                 row.messages / seconds,
                 row.bytes_in / common.MB / seconds,
-                common.median(row.cpu_s),
-                row.messages / common.median(row.cpu_s),
+                cpu,
+                row.messages / cpu,
                 common.median(row.rss_mb),
                 max(row.rss_mb),
                 row.db_bytes / common.MB,
                 f"{seconds / baseline.median_s:.1f}x" if baseline else "-",
-                (
-                    f"{common.median(row.cpu_s) / common.median(baseline.cpu_s):.1f}x"
-                    if baseline
-                    else "-"
-                ),
-                len(row.seconds),
+                f"{cpu / common.median(baseline.cpu_s):.1f}x" if baseline else "-",
+                len(runs),
             ]
         )
+
+    for row in rows:
+        add(row.name, row, row.seconds, row.cpu_s)
+        if row.index_seconds:
+            add("  then: substring (trigram) index built", row, row.index_seconds, row.index_cpu_s)
+            both = [a + b for a, b in zip(row.seconds, row.index_seconds, strict=True)]
+            both_cpu = [a + b for a, b in zip(row.cpu_s, row.index_cpu_s, strict=True)]
+            add("  import + substring index", row, both, both_cpu)
     common.print_table(
         [
             "import",
