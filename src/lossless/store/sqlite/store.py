@@ -77,6 +77,7 @@ from lossless.store.regex import (
     required_literal,
     snippet_around,
 )
+from lossless.store.stopwords import content_words
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -115,12 +116,13 @@ def full_text_query(pattern: str) -> str:
     """Turn a user's words into an FTS5 query: every word quoted, OR-ed, ranked by bm25.
 
     OR rather than AND because a question rarely shares every word with its
-    answer; bm25 still ranks messages holding more of the words first.
+    answer; bm25 still ranks messages holding more of the words first. Stop
+    words are left out when the query has other words (see ``stopwords``).
     """
     words = _WORD.findall(pattern)
     if not words:
         raise InputError(f"full-text pattern {pattern!r} has no searchable words")
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(content_words(words)))
 
 
 def full_text_passes(pattern: str) -> builtins.list[str]:
