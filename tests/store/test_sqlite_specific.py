@@ -75,3 +75,43 @@ def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match=str(path)):
         SQLiteStore(path)
+
+
+def test_sub_agent_matches_rank_below_their_session(tmp_path: Path) -> None:
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        parent = store.conversations.get_or_create(
+            project="p", session_id="s", client="claude-code"
+        )
+        child = store.conversations.get_or_create(
+            project="p", session_id="s-agent", client="claude-code", parent_id=parent.id
+        )
+        same = "the flaky retry loop in the uploader"
+        # The sub-agent's copy is newer, so without the weighting it would win the tie.
+        store.messages.append(
+            parent.id,
+            [NewMessage("user", same, ingest_key="a", created_at="2026-01-01T00:00:00.000Z")],
+        )
+        store.messages.append(
+            child.id,
+            [NewMessage("user", same, ingest_key="b", created_at="2026-01-02T00:00:00.000Z")],
+        )
+        store.messages.append(
+            child.id,
+            [
+                NewMessage(
+                    "user",
+                    "uploader retry loop: the retry loop of the uploader is flaky, flaky retry",
+                    ingest_key="c",
+                )
+            ],
+        )
+        hits = store.search.grep(GrepQuery("flaky retry uploader", mode="full_text"))
+        order = [(h.conversation_id, "loop in" in h.snippet) for h in hits]
+        assert order.index((parent.id, True)) < order.index((child.id, True))
+        assert len(hits) == 3
+    finally:
+        store.close()

@@ -108,6 +108,12 @@ def _summary(row: Any) -> Summary:
     return rows.summary(row, _loads)
 
 
+# bm25 ranks are negative, best lowest: halving a sub-agent's rank puts its
+# match below an equal one from the session that started it, while a much
+# better sub-agent match still comes first (most transcripts in a real
+# history are sub-agents', which would otherwise crowd out the sessions).
+_SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
+
 _FTS_SYNTAX = re.compile(r'["*()^:]|\b(AND|OR|NOT|NEAR)\b')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -1103,11 +1109,11 @@ class _Search(_Repo):
                 for r in self.s._q(
                     "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
                     "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                    "messages_fts.rank AS rank "
+                    f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank "
                     "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                     "JOIN conversations c ON c.id = m.conversation_id "
                     f"WHERE messages_fts MATCH ?{where} "
-                    "ORDER BY messages_fts.rank, m.created_at DESC, m.id DESC LIMIT ?",
+                    "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
                     [match, *params, limit],
                 ):
                     rows.setdefault(r["id"], r)
@@ -1190,11 +1196,11 @@ class _Search(_Repo):
                 for r in self.s._q(
                     "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
                     "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                    "summaries_fts.rank AS rank FROM summaries_fts "
+                    f"summaries_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM summaries_fts "
                     "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
                     "JOIN summaries s ON s.id = r.summary_id "
                     "JOIN conversations c ON c.id = s.conversation_id "
-                    f"WHERE summaries_fts MATCH ?{where} ORDER BY summaries_fts.rank LIMIT ?",
+                    f"WHERE summaries_fts MATCH ?{where} ORDER BY rank LIMIT ?",
                     [match, *params, limit],
                 ):
                     ranked.setdefault(r["id"], r)
