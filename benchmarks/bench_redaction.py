@@ -8,7 +8,11 @@ split into lines (the whole document for .json) and every line is redacted with:
 * ``text``: ``Redactor.redact_text`` -- what content and part texts go through;
 * ``json``: ``Redactor.redact_json`` -- what native JSONL records go through;
 * ``clean``: ``redact_text`` on prose of the same size with no detector anchor,
-  the pre-filter's best case.
+  the pre-filter's best case;
+* ``import``: what an import redacts -- ``Redactor.redact_message`` on every
+  parsed message (content, parts, metadata, raw records) and ``redact_json`` on
+  every standalone record -- per MB of the file. Content, parts and raw
+  records repeat much of the same text, so this is lower than ``json``.
 
 Each figure is the median of ``--runs`` runs. MB/s counts characters as bytes
 (the files are nearly all ASCII). Wall-clock and CPU-time figures are both shown:
@@ -23,10 +27,16 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from lossless.models import NewMessage, NewNativeRecord
 from lossless.redact import Redactor, has_anchor
+from lossless.sources import detect_kind, parser_for
+
+T = TypeVar("T")
+ImportUnit = NewMessage | NewNativeRecord
 
 DEFAULT_DATA = Path("/work/shared/data")
 FILES = (
@@ -47,9 +57,15 @@ CLEAN_PROSE = (
 )
 
 
-def measure(units: Sequence[str], fn: Callable[[str], object], runs: int) -> tuple[float, float]:
-    """Median (wall MB/s, CPU MB/s) of ``runs`` passes of ``fn`` over ``units``."""
-    size = sum(len(u) for u in units) / 1e6
+def measure(
+    units: Sequence[T], fn: Callable[[T], object], runs: int, size: float | None = None
+) -> tuple[float, float]:
+    """Median (wall MB/s, CPU MB/s) of ``runs`` passes of ``fn`` over ``units``.
+
+    ``size`` is in MB; by default the units' total length (they are strings).
+    """
+    if size is None:
+        size = sum(len(u) for u in units if isinstance(u, str)) / 1e6
     walls, cpus = [], []
     for _ in range(runs):
         wall, cpu = time.perf_counter(), time.process_time()
@@ -60,6 +76,21 @@ def measure(units: Sequence[str], fn: Callable[[str], object], runs: int) -> tup
     return size / max(statistics.median(walls), 1e-9), size / max(statistics.median(cpus), 1e-9)
 
 
+def import_units(path: Path) -> list[ImportUnit]:
+    """The messages and standalone records an import of ``path`` redacts."""
+    kind = detect_kind(path)
+    if kind is None:
+        return []
+    events, _ = parser_for(kind).parse(path)
+    return [e for e in events if isinstance(e, NewMessage | NewNativeRecord)]
+
+
+def redact_unit(redactor: Redactor, unit: ImportUnit) -> object:
+    if isinstance(unit, NewMessage):
+        return redactor.redact_message(unit)
+    return redactor.redact_json(unit.raw)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Redaction throughput on real transcripts.")
     parser.add_argument("--runs", type=int, default=5)
@@ -68,14 +99,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert not has_anchor(CLEAN_PROSE), "the clean sample must not trigger any detector"
 
     redactor = Redactor()
+
+    def redact_one(unit: ImportUnit) -> object:
+        return redact_unit(redactor, unit)
+
     header = (
         f"{'file':44} {'MB':>5} {'lines':>5} {'finds':>5}  {'text wall/cpu MB/s':>18}"
         f"  {'json wall/cpu MB/s':>18}  {'clean wall/cpu MB/s':>19}"
+        f"  {'import wall/cpu MB/s':>20}"
     )
     print(f"redaction throughput, median of {args.runs} runs")
     print(header)
     print("-" * len(header))
     everything: list[str] = []
+    all_units: list[ImportUnit] = []
+    all_mb = 0.0
     for rel in FILES:
         path = args.data / rel
         if not path.is_file():
@@ -88,22 +126,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = measure(units, redactor.redact_text, args.runs)
         j = measure(units, redactor.redact_json, args.runs)
         c = measure(clean, redactor.redact_text, args.runs)
+        units_i = import_units(path)
+        imported = "-"  # not a transcript an import reads (locomo)
+        if units_i:
+            all_units += units_i
+            all_mb += len(text) / 1e6
+            i = measure(units_i, redact_one, args.runs, len(text) / 1e6)
+            imported = f"{i[0]:8.1f} / {i[1]:7.1f}"
         name = path.name if len(path.name) <= 44 else path.name[:41] + "..."
         print(
             f"{name:44} {len(text) / 1e6:5.2f} {len(units):5d} {finds:5d}"
             f"  {t[0]:8.1f} / {t[1]:7.1f}  {j[0]:8.1f} / {j[1]:7.1f}  {c[0]:9.1f} / {c[1]:7.1f}"
+            f"  {imported:>20}"
         )
     if not everything:
         print(f"no transcript found under {args.data}", file=sys.stderr)
         return 1
     t = measure(everything, redactor.redact_text, args.runs)
     j = measure(everything, redactor.redact_json, args.runs)
+    i = measure(all_units, redact_one, args.runs, all_mb)
     print("-" * len(header))
     total = sum(len(u) for u in everything) / 1e6
     print(
         f"{'all files':44} {total:5.2f} {len(everything):5d} {'':5}"
-        f"  {t[0]:8.1f} / {t[1]:7.1f}  {j[0]:8.1f} / {j[1]:7.1f}"
+        f"  {t[0]:8.1f} / {t[1]:7.1f}  {j[0]:8.1f} / {j[1]:7.1f}  {'':19}"
+        f"  {i[0]:10.1f} / {i[1]:7.1f}"
     )
+    print(f"import: {all_mb:.2f} MB of transcripts, {len(all_units)} messages and records")
     return 0
 
 
