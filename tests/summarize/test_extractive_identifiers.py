@@ -300,3 +300,29 @@ class TestExtract:
         assert lines[0] == ids.SECTION_TITLE
         parsed = [ids.parse_section_line(line) for line in lines[2:]]
         assert parsed == [("path", ["src/a.py"]), ("command", ["`git commit -m 'a, b'`"])]
+
+
+def test_condensation_forces_one_line_per_source_summary_not_per_quoted_header() -> None:
+    # Leaf summaries quote message headers of their own; forcing a line per
+    # header left no room for the merged identifier section.
+    leaves = []
+    for n in range(6):
+        inner = "\n".join(
+            f"[2026-03-0{n + 1} 1{i}:00] user:\nStep {i} of part {n} went through the usual motions."
+            for i in range(10)
+        )
+        leaves.append(
+            format_summary_block(
+                f"2026-03-0{n + 1}T10:00:00.000Z",
+                f"2026-03-0{n + 1}T19:00:00.000Z",
+                f"{inner}\nReferences:\n- files: src/part_{n}/main.py\n- numbers: {900_000 + n} rows",
+                summary_id=f"sum_{n:016d}",
+                depth=0,
+            )
+        )
+    out = summarize(join_blocks(leaves), target=500, depth=1)
+    assert estimate_tokens(out) <= 500
+    body = body_of(out)
+    for n in range(6):
+        assert f"src/part_{n}/main.py" in body
+        assert f"{900_000 + n} rows" in body

@@ -145,6 +145,9 @@ _PROSE_SHARE = 0.55
 # better as its best few lines than as a list of names.
 _PROSE_FLOOR = 120
 _GAP_SCORE = 1.0
+# Weight of an identifier listed by a source summary (a line scoring 9, such as
+# an error with a path, gives its identifiers 1 + 9 / 3 = 4).
+_MERGED = 4.0
 
 
 @dataclass(slots=True)
@@ -164,6 +167,9 @@ class _Block:
     stamp: str | None
     role: str | None
     units: list[_Unit] = field(default_factory=list)
+    # The source summary this block is part of (its own index for a summary
+    # header): a summary's text carries message headers of its own.
+    source: int = 0
 
 
 def _compact_ts(value: str) -> str:
@@ -397,7 +403,15 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             stamp, label, rest = header
             role = _role_of(label)
             shown = " ".join(p for p in (f"[{stamp}]" if stamp else None, label) if p)
-            blocks.append(_Block(header=(shown + ":") if shown else None, stamp=stamp, role=role))
+            source = len(blocks) if role == "summary" else blocks[-1].source
+            blocks.append(
+                _Block(
+                    header=(shown + ":") if shown else None,
+                    stamp=stamp,
+                    role=role,
+                    source=source,
+                )
+            )
             in_tool = role == "tool"
             line = rest.strip()
             if not line:
@@ -411,10 +425,11 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
         section = ids.parse_section_line(line) if line[:1] == "-" else None
         if section is not None or line == ids.SECTION_TITLE:
             # A source summary's identifier list is merged into ours: its items
-            # were already chosen once, so they rank like a user's words.
+            # were chosen once already, so they rank with the best lines' names.
             kind, items = section or ("", [])
             for item in items:
-                parsed.index.add(kind, ids.value_of(kind, item), item, pos=pos, weight=3.0)
+                weight = _MERGED + ids.specificity(kind, item)
+                parsed.index.add(kind, ids.value_of(kind, item), item, pos=pos, weight=weight)
             continue
         line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
         if not line or _PURE_TAG_RE.match(line):
@@ -502,16 +517,22 @@ class ExtractiveSummarizer:
         if request.depth == 0:
             _mark_goal(blocks)
         else:
-            # Summaries of summaries: every source block keeps at least its best
-            # line (budget permitting), so no time range silently disappears.
-            for block in blocks:
-                best = max(
-                    (u for u in block.units if not u.duplicate),
-                    key=lambda u: (u.score, -u.pos),
-                    default=None,
-                )
-                if best is not None:
-                    best.forced = True
+            # Summaries of summaries: every source summary keeps at least its
+            # best line (budget permitting), so no time range silently
+            # disappears. Per source summary, not per message header quoted
+            # inside one: those would force a line each and leave no room.
+            by_summary = any(b.role == "summary" for b in blocks)
+            best_of: dict[int, _Unit] = {}
+            for index, block in enumerate(blocks):
+                group = block.source if by_summary else index
+                for unit in block.units:
+                    if unit.duplicate:
+                        continue
+                    best = best_of.get(group)
+                    if best is None or unit.score > best.score:
+                        best_of[group] = unit
+            for unit in best_of.values():
+                unit.forced = True
 
         # Room for the "Expand for details about:" line is set aside up front so
         # the body can never crowd it out.

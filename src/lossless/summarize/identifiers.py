@@ -268,6 +268,8 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
         prev = _WORD_BEFORE_RE.search(before)
         if keyed:
             shown = f"{keyed.group(1)}={value}"
+            if not re.search(r"(?i)id$", keyed.group(1)):
+                digits //= 2  # `latency_ms=1902` is a measurement, `request_id=` a handle
         elif nxt and nxt.group(1).lower() not in _STOP:
             shown = f"{value} {nxt.group(1)}"
         elif prev and prev.group(1).lower() not in _STOP:
@@ -325,6 +327,12 @@ def extract(
         if name not in taken and not any(name in value for value in taken):
             out.append(("name", name, name, 0.0))
     return out
+
+
+def specificity(kind: str, shown: str) -> float:
+    """What ``extract`` would credit an item for on its own (for items merged from a section)."""
+    found = extract(shown, in_tool=False, error_line=kind == "error", code=False)
+    return max((spec for k, _, _, spec in found if k == kind), default=0.0)
 
 
 class IdentIndex:
