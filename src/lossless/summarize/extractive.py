@@ -388,6 +388,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     blocks = parsed.blocks
     seen: set[str] = set(known)
     shapes: dict[tuple[int, str], int] = {}
+    scored: dict[tuple[str, str | None, bool], tuple[float, frozenset[str], Extracted]] = {}
     pos = 0
     in_tool = False
     in_fence = False
@@ -447,7 +448,10 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             if _INJECTION_RE.search(piece) or (tool_text and _TOOL_IMPERATIVE_RE.search(piece)):
                 parsed.injected += 1
                 continue
-            score, kinds, found = _score(piece, role=block.role, in_tool=tool_text)
+            memo_key = (piece, block.role, tool_text)
+            if memo_key not in scored:  # repeated lines are common in tool output
+                scored[memo_key] = _score(piece, role=block.role, in_tool=tool_text)
+            score, kinds, found = scored[memo_key]
             # An identifier matters as much as the line it is in: a path in "the
             # failing import is in X, so I will edit it" outranks one in a listing.
             context = 1 + score / 3
@@ -649,9 +653,15 @@ class ExtractiveSummarizer:
 
 def _present(value: str, text: str) -> bool:
     """Whether ``value`` occurs in ``text`` as a whole token (`347` is not in `1347`)."""
-    if value not in text:
-        return False
-    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(value, start + 1)
+    return False
 
 
 def _span(blocks: list[_Block]) -> str | None:
