@@ -5,13 +5,24 @@ message or source summary, recognised by their timestamp/role header lines),
 blocks into lines and long prose lines into sentences. Each unit is scored for
 the things an agent needs to pick work back up: decisions and their reasons,
 errors, file paths, shell commands, identifiers, URLs, numbers, timestamps,
-and the user's first request. The best units that fit the token budget are
-kept in their original order under compact block headers, and a final
-"Expand for details about:" line says what was dropped and names the paths and
-identifiers that only appeared in dropped lines, so they can still be grepped
-for.
+and the user's first request.
 
-Same input, same output: no randomness, no clock, no set-order dependence.
+The summary has three parts, all within the token budget:
+
+- the best units, in their original order under compact block headers; they
+  take about half of the body first;
+- a "References:" section (``identifiers.py``) listing, one bullet per kind,
+  the error codes and messages, files, commands, numbers (with a word of
+  context), URLs and names that the kept lines do not already quote, plus the
+  time range. At ~17x compression most sentences must go, but their handles
+  cost a few tokens each, so this is where most of them survive. Whatever room
+  it leaves goes back to sentences;
+- a final "Expand for details about:" line that says what was dropped and names
+  the identifiers that did not fit, best first, so they can still be grepped for.
+
+One level up, source summaries' reference sections and expand lines are merged
+rather than quoted. Same input, same output: no randomness, no clock, no
+set-order dependence.
 """
 
 from __future__ import annotations
