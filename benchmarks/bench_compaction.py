@@ -211,6 +211,7 @@ class Quality:
     source_tokens: int
     summary_tokens: int
     seconds: float
+    cpu_seconds: float = 0.0
 
 
 def planted_messages(
@@ -240,9 +241,9 @@ def measure_quality(
         chat = engine.conversation(f"quality-{name}", project="bench-quality")
         for first in range(0, len(messages), BATCH):
             engine.ingest(chat.conversation, messages[first : first + BATCH])
-        start = common.clock()
+        start, cpu = common.clock(), common.cpu_seconds()
         engine.compact(chat.id)
-        seconds = common.clock() - start
+        seconds, cpu = common.clock() - start, common.cpu_seconds() - cpu
         leaves = engine.store.summaries.list(chat.id, depth=0)
         covered_ids = [m for s in leaves for m in engine.store.summaries.source_message_ids(s.id)]
         covered = "\n".join(m.content for m in engine.store.messages.get_many(covered_ids))
@@ -270,6 +271,7 @@ def measure_quality(
             source_tokens=sum(s.source_token_count for s in leaves),
             summary_tokens=sum(s.token_count for s in leaves),
             seconds=seconds,
+            cpu_seconds=cpu,
         )
 
 
@@ -332,6 +334,7 @@ def bench_quality(scratch: Path, generated: int, every: int) -> None:
         totals.source_tokens += q.source_tokens
         totals.summary_tokens += q.summary_tokens
         totals.seconds += q.seconds
+        totals.cpu_seconds += q.cpu_seconds
     rows.append(quality_row(totals))
     common.print_table(
         [
@@ -345,6 +348,7 @@ def bench_quality(scratch: Path, generated: int, every: int) -> None:
             "named (incl. expand line)",
             "compression",
             "compact s",
+            "compact cpu s",
         ],
         rows,
         title=(
@@ -371,6 +375,7 @@ def quality_row(q: Quality) -> list[object]:
         frac(sum(q.named.values()), total),
         f"{q.source_tokens / q.summary_tokens:.1f}x" if q.summary_tokens else "-",
         round(q.seconds, 2),
+        round(q.cpu_seconds, 2),
     ]
 
 
