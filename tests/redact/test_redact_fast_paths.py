@@ -143,3 +143,30 @@ def test_parts_are_redacted_as_if_scanned_alone(msg: NewMessage) -> None:
         for p in msg.parts
     ]
     assert _part_texts(redactor, msg) == expected
+
+
+# ------------------------------------------ regexes that start inside their anchor
+
+
+@pytest.mark.parametrize(
+    ("token", "category"),
+    [
+        (_G.jwt(), "jwt"),
+        (_G.openai_key(), "openai_api_key"),
+        ("sk-ant-api03-" + _G.openai_key()[3:], "anthropic_api_key"),
+        ("sk_live_aB3dE5fG7hJ9kL1mN3pQ", "stripe_key"),
+    ],
+)
+@pytest.mark.parametrize("before", ["", " ", "x=", "\n", '"'])
+def test_spans_start_at_the_anchor(token: str, category: str, before: str) -> None:
+    text = f"{before}{token} and {token}"
+    second = len(before) + len(token) + len(" and ")
+    assert sorted(find_builtin(text)) == [
+        detectors.Finding(len(before), len(before) + len(token), category),
+        detectors.Finding(second, second + len(token), category),
+    ]
+
+
+@pytest.mark.parametrize("token", [_G.jwt(), _G.openai_key()])
+def test_anchor_glued_to_a_word_is_not_a_token(token: str) -> None:
+    assert find_builtin("a" + token) == []
