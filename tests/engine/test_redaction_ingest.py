@@ -26,6 +26,7 @@ def planted() -> dict[str, str]:
         "github": "ghp_" + _random(alnum, 36),
         "anthropic": "sk-ant-api03-" + _random(alnum + "-_", 93) + "AA",
         "password": "Zq" + _random(alnum, 18),
+        "github_2": "ghp_" + _random(alnum, 36),
     }
 
 
@@ -56,6 +57,8 @@ def test_planted_secrets_never_reach_disk(tmp_path: Path, lcm_home: Path) -> Non
             "content": [{"type": "tool_result", "tool_use_id": "t1", "content": huge_output}],
         },
         {"role": "user", "content": f"db at postgres://app:{found['password']}@db:5432/x"},
+        # In the raw JSONL record the newline is the escape "\\n", glued to the token.
+        {"role": "assistant", "content": f"exported:\n{found['github_2']}\tdone"},
     ]
     body = "\n".join(json.dumps(line) for line in lines) + "\n"
     # A line that cannot be parsed still lands in quarantine: it must be redacted too.
@@ -64,7 +67,7 @@ def test_planted_secrets_never_reach_disk(tmp_path: Path, lcm_home: Path) -> Non
 
     with Engine.open(lcm_home) as engine:
         result = engine.import_file(transcript, kind="generic", final=True)
-        assert result.messages_added == 4 and len(result.problems) == 1
+        assert result.messages_added == 5 and len(result.problems) == 1
         assert result.redactions  # counted per category
         stored = " ".join(
             m.content for m in engine.store.messages.list(result.conversation_id or 0)

@@ -395,3 +395,17 @@ def test_clean_message_is_returned_unchanged() -> None:
     redacted, counts = Redactor().redact_message(msg)
     assert redacted is msg
     assert counts == {}
+
+
+@pytest.mark.parametrize("escape", ["\n", "\t", "\r"])
+def test_a_token_after_an_escaped_newline_in_json_text_is_found(escape: str) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    line = json.dumps({"message": {"content": f"export done{escape}{token}{escape}next"}})
+    result = Redactor().redact_json(line)
+    assert result.counts == {"github_token": 1}
+    assert json.loads(result.text)["message"]["content"] == (
+        f"export done{escape}[REDACTED:github_token]{escape}next"
+    )
+    # An escaped backslash followed by a letter is text, as in the decoded string.
+    literal = json.dumps({"content": "x\\n" + token})
+    assert Redactor().redact_json(literal).counts == Redactor().redact_text("x\\n" + token).counts

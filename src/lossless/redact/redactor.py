@@ -137,7 +137,7 @@ class Redactor:
             result = _apply(text, findings)
             _add(counts, result.counts)
             text = result.text
-            findings = self.find(text)
+            findings = self.find(_escape_view(text))
             if not findings:
                 break
         return Redaction(text, counts)
@@ -152,7 +152,7 @@ class Redactor:
         too) is redacted and it is re-encoded: valid, but not byte-faithful.
         Text that is not JSON is redacted like ``redact_text``.
         """
-        return self._redact_json(text, self.find(text))
+        return self._redact_json(text, self.find(_escape_view(text)))
 
     def _redact_json(self, text: str, findings: list[Finding]) -> Redaction:
         """``redact_json`` given the findings of ``text`` itself."""
@@ -301,6 +301,19 @@ def redact_text(text: str) -> Redaction:
 
 
 # ------------------------------------------------------------------- internals
+
+# In JSON text an escape glues its letter to what follows: "\nghp_..." reads as
+# "nghp_...", and a token's start fails the detectors' boundary check. They
+# are shown whitespace escapes as two spaces instead: the same length, so
+# every span still indexes the JSON text itself.
+_JSON_ESCAPE = re.compile(r"\\(?:[ntr]|.)", re.DOTALL)
+
+
+def _escape_view(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
+
 
 #: Occurrences of a part text tried before scanning it on its own instead.
 _MAX_OCCURRENCES: Final = 4
