@@ -694,3 +694,65 @@ def test_full_text_results_match_sqlite(store: PostgresStore, tmp_path: Path) ->
 
 def _desc(text: str | None) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in text or "")
+
+
+def test_full_text_rows_with_every_word_come_first_like_sqlite(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """A page is filled from rows holding every word before rows holding any word.
+
+    The one-word rows are short and repeat the word, so ranked on their own
+    they would beat the long rows holding both words.
+    """
+    filler = " ".join(f"filler{i}" for i in range(40))
+
+    def seed(s: Store) -> None:
+        cid = conv(s)
+        texts = [f"alpha {filler} beta" for _ in range(3)] + ["alpha alpha alpha"] * 6
+        s.messages.append(
+            cid,
+            [
+                msg(text, f"k{i}", at=f"2026-01-01T10:00:{i:02d}.000Z")
+                for i, text in enumerate(texts)
+            ],
+        )
+
+    lite = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        seed(lite)
+        seed(store)
+        for backend in (lite, store):
+            top = backend.search.grep(GrepQuery("alpha beta", scope="messages", limit=2))
+            assert [h.created_at for h in top] == [
+                "2026-01-01T10:00:02.000Z",
+                "2026-01-01T10:00:01.000Z",
+            ], backend.backend
+            everything = backend.search.grep(GrepQuery("alpha beta", scope="messages"))
+            assert len(everything) == 9, backend.backend
+    finally:
+        lite.close()
+
+
+def test_regex_literal_with_like_wildcards_finds_exactly_its_rows(store: PostgresStore) -> None:
+    # The trigram pre-filter uses the whole literal, its %, _ and \ escaped:
+    # unescaped, 'C:\Users' would become the LIKE pattern 'C:Users' and miss.
+    cid = conv(store)
+    store.messages.append(
+        cid,
+        [
+            msg(r"opened C:\Users\bob\notes.txt", "k1"),
+            msg("opened C:Users bob", "k2"),
+            msg("rate 50%_off today", "k3"),
+            msg("rate 50xxoff today", "k4"),
+            msg("request_id=dead01 failed", "k5"),
+            msg("requestXid=dead02 failed", "k6"),
+        ],
+    )
+
+    def found(pattern: str) -> list[str]:
+        return [h.snippet for h in store.search.grep(GrepQuery(pattern, mode="regex"))]
+
+    assert found(r"C:\\Users\\bob") == [r"opened [C:\Users\bob]\notes.txt"]
+    assert found("50%_off") == ["rate [50%_off] today"]
+    assert found(r"request_id=dead\w*") == ["[request_id=dead01] failed"]
+    assert found(r"(?i)REQUEST_ID=DEAD") == ["[request_id=dead]01 failed"]

@@ -10,6 +10,7 @@ words are the ones that matched and the excerpt looks like SQLite's.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -35,6 +36,14 @@ def query_words(pattern: str) -> list[str]:
 
 def fold(token: str) -> str:
     """Case- and accent-folded form of a token, as the index stores it."""
+    if token.isascii():
+        # Most tokens; casefold and lower agree on ASCII, which has no accents.
+        return token.lower()
+    return _fold_unicode(token)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_unicode(token: str) -> str:
     decomposed = unicodedata.normalize("NFKD", token.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 

@@ -93,7 +93,10 @@ from lossless.tokens import estimate_tokens
 Row = dict[str, Any]
 Conn = psycopg.Connection[Row]
 
-# Rows fetched per round trip when regex grep scans candidates newest first.
+# Rows fetched per round trip when regex grep scans candidates newest first:
+# the first page is small because most greps find their hits among the newest
+# candidates; later pages grow to REGEX_PAGE.
+REGEX_FIRST_PAGE = 50
 REGEX_PAGE = 500
 
 _MESSAGE_COLUMNS = (
@@ -1236,32 +1239,57 @@ class _Search(_Repo):
         self, query: GrepQuery, words: builtins.list[str], limit: int, *, kind: str
     ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, kind)
-        tsquery = " || ".join(["search_word(%s)"] * len(words))
-        # ts_rank is higher-is-better; negated so that, as with FTS5's bm25
-        # rank, ascending order puts the best hit first.
-        if kind == "message":
-            sql = (
-                "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at AS at, "
-                f"left(m.content, {fulltext.INDEXED_CHARS}) AS content, "
-                "c.session_id, c.project, "
-                "-ts_rank(m.search_document, q.q, 1)::float8 AS rank "
-                f"FROM messages m JOIN conversations c ON c.id = m.conversation_id, "
-                f"(SELECT {tsquery} AS q) AS q "
-                f"WHERE m.search_document @@ q.q{where} "
-                "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT %s"
-            )
-        else:
-            sql = (
-                "SELECT s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role, "
-                f"s.latest_at AS at, left(s.content, {fulltext.INDEXED_CHARS}) AS content, "
-                "c.session_id, c.project, "
-                "-ts_rank(s.search_document, q.q, 1)::float8 AS rank "
-                f"FROM summaries s JOIN conversations c ON c.id = s.conversation_id, "
-                f"(SELECT {tsquery} AS q) AS q "
-                f"WHERE s.search_document @@ q.q{where} "
-                "ORDER BY rank, s.latest_at DESC NULLS LAST, s.id DESC LIMIT %s"
-            )
-        rows = self.s._q(sql, [*words, *params, limit])
+        either = " || ".join(["search_word(%s)"] * len(words))
+        # As on SQLite (full_text_passes): rows holding every word first, then
+        # any word only if that left the page short. Ranking is the costly
+        # part (ts_rank reads each candidate's tsvector) and a common word
+        # matches a large share of the store; all words together match few.
+        passes = (
+            [either] if len(words) == 1 else [" && ".join(["search_word(%s)"] * len(words)), either]
+        )
+        found: dict[Any, Row] = {}
+        for match in passes:
+            # Ranked by the any-word query in both passes, so that a row's
+            # rank does not depend on the pass that found it. ts_rank is
+            # higher-is-better; negated so that, as with FTS5's bm25 rank,
+            # ascending order puts the best hit first.
+            # The content (for snippets) is read for the page only: read
+            # beside the rank, it was detoasted for every candidate.
+            if kind == "message":
+                sql = (
+                    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at AS at, "
+                    f"left(m.content, {fulltext.INDEXED_CHARS}) AS content, "
+                    "c.session_id, c.project, r.rank FROM ("
+                    "SELECT m.id, m.created_at, "
+                    "-ts_rank(m.search_document, q.q, 1)::float8 AS rank "
+                    "FROM messages m JOIN conversations c ON c.id = m.conversation_id, "
+                    f"(SELECT {match} AS want, {either} AS q) AS q "
+                    f"WHERE m.search_document @@ q.want{where} "
+                    "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT %s) AS r "
+                    "JOIN messages m ON m.id = r.id "
+                    "JOIN conversations c ON c.id = m.conversation_id "
+                    "ORDER BY r.rank, r.created_at DESC, r.id DESC"
+                )
+            else:
+                sql = (
+                    "SELECT s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role, "
+                    f"s.latest_at AS at, left(s.content, {fulltext.INDEXED_CHARS}) AS content, "
+                    "c.session_id, c.project, r.rank FROM ("
+                    "SELECT s.id, s.latest_at, "
+                    "-ts_rank(s.search_document, q.q, 1)::float8 AS rank "
+                    "FROM summaries s JOIN conversations c ON c.id = s.conversation_id, "
+                    f"(SELECT {match} AS want, {either} AS q) AS q "
+                    f"WHERE s.search_document @@ q.want{where} "
+                    "ORDER BY rank, s.latest_at DESC NULLS LAST, s.id DESC LIMIT %s) AS r "
+                    "JOIN summaries s ON s.id = r.id "
+                    "JOIN conversations c ON c.id = s.conversation_id "
+                    "ORDER BY r.rank, r.latest_at DESC NULLS LAST, r.id DESC"
+                )
+            for r in self.s._q(sql, [*words, *words, *params, limit]):
+                found.setdefault(r["id"], r)
+            if len(found) >= limit:
+                break
+        rows = list(found.values())
         return [
             SearchHit(
                 kind="message" if kind == "message" else "summary",
@@ -1284,7 +1312,10 @@ class _Search(_Repo):
         """Newest first, Python's ``re`` deciding; the trigram index narrows the rows."""
         regex = compile_user_regex(query.pattern)
         where, params = self._filters(query, kind)
-        literal = required_literal(query.pattern)
+        # LIKE wildcards in the literal are escaped rather than avoided: the
+        # longest literal is the most selective one ('request_id=dead', not
+        # 'request'), and pg_trgm reads escaped patterns.
+        literal = required_literal(query.pattern, avoid="")
         if kind == "message":
             alias, at, table = "m", "m.created_at", "messages m"
             columns = "m.id, m.conversation_id, m.seq, m.role, m.created_at AS at, m.content"
@@ -1302,56 +1333,56 @@ class _Search(_Repo):
             # makes the final call either way.
             operator = "ILIKE" if regex.flags & re.IGNORECASE else "LIKE"
             prefilter = f" AND {alias}.content {operator} %s"
-            pre_params = [f"%{literal}%"]
-        base = (
+            pre_params = [f"%{_like_escape(literal)}%"]
+        # A summary without latest_at sorts last, as in SQLite.
+        sql = (
             f"SELECT {columns}, c.session_id, c.project FROM {table} "
             f"JOIN conversations c ON c.id = {alias}.conversation_id "
-            f"WHERE true{prefilter}{where}"
+            f"WHERE true{prefilter}{where} ORDER BY {at} DESC NULLS LAST, {alias}.id DESC"
         )
         hits: list[SearchHit] = []
-        after: tuple[str | None, Any] | None = None
-        while len(hits) < limit:
-            # Keyset pages, newest first: (time, id) strictly below the last
-            # row seen. A summary without latest_at sorts last, as in SQLite.
-            page_sql = base
-            page_params = [*pre_params, *params]
-            if after is not None:
-                last_at, last_id = after
-                if last_at is None:
-                    page_sql += f" AND {at} IS NULL AND {alias}.id < %s"
-                    page_params.append(last_id)
-                else:
-                    page_sql += (
-                        f" AND ({at} < %s OR {at} IS NULL OR ({at} = %s AND {alias}.id < %s))"
+        # One query read through a server-side cursor, in growing pages. Keyset
+        # pages (one query each) cost a fresh index scan or sort per page, and
+        # paid for it over and over when a common literal met a rare regex.
+        with (
+            self.s._connection() as conn,
+            conn.transaction(),
+            conn.cursor(name="lcm_grep_regex") as cursor,
+        ):
+            cursor.execute(sql, [*pre_params, *params])
+            page = REGEX_FIRST_PAGE
+            while len(hits) < limit:
+                rows = cursor.fetchmany(page)
+                for r in rows:
+                    if budget.spent(r["at"]):
+                        return hits
+                    found = regex.search(r["content"])
+                    if found is None:
+                        continue
+                    hits.append(
+                        SearchHit(
+                            kind="message" if kind == "message" else "summary",
+                            id=str(r["id"]),
+                            conversation_id=r["conversation_id"],
+                            role=r["role"],
+                            created_at=r["at"],
+                            snippet=snippet_around(r["content"], found.start(), found.end()),
+                            seq=r["seq"],
+                            session_id=r["session_id"],
+                            project=r["project"],
+                        )
                     )
-                    page_params.extend([last_at, last_at, last_id])
-            page_sql += f" ORDER BY {at} DESC NULLS LAST, {alias}.id DESC LIMIT {REGEX_PAGE}"
-            rows = self.s._q(page_sql, page_params)
-            for r in rows:
-                if budget.spent(r["at"]):
-                    return hits
-                found = regex.search(r["content"])
-                if found is None:
-                    continue
-                hits.append(
-                    SearchHit(
-                        kind="message" if kind == "message" else "summary",
-                        id=str(r["id"]),
-                        conversation_id=r["conversation_id"],
-                        role=r["role"],
-                        created_at=r["at"],
-                        snippet=snippet_around(r["content"], found.start(), found.end()),
-                        seq=r["seq"],
-                        session_id=r["session_id"],
-                        project=r["project"],
-                    )
-                )
-                if len(hits) >= limit:
+                    if len(hits) >= limit:
+                        break
+                if len(rows) < page:
                     break
-            if len(rows) < REGEX_PAGE:
-                break
-            after = (rows[-1]["at"], rows[-1]["id"])
+                page = min(page * 4, REGEX_PAGE)
         return hits
+
+
+def _like_escape(text: str) -> str:
+    """``text`` as a LIKE pattern matching itself (backslash is LIKE's default escape)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class _Quarantine(_Repo):
