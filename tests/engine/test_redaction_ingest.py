@@ -27,6 +27,7 @@ def planted() -> dict[str, str]:
         "anthropic": "sk-ant-api03-" + _random(alnum + "-_", 93) + "AA",
         "password": "Zq" + _random(alnum, 18),
         "github_2": "ghp_" + _random(alnum, 36),
+        "github_3": "ghp_" + _random(alnum, 36),
     }
 
 
@@ -63,11 +64,12 @@ def test_planted_secrets_never_reach_disk(tmp_path: Path, lcm_home: Path) -> Non
     body = "\n".join(json.dumps(line) for line in lines) + "\n"
     # A line that cannot be parsed still lands in quarantine: it must be redacted too.
     body += f'{{"role": "user", "content": "broken {found["github"]}\n'
+    body += f'{{"role": "user", "content": "broken too\\n{found["github_3"]}\n'
     transcript.write_text(body, "utf-8")
 
     with Engine.open(lcm_home) as engine:
         result = engine.import_file(transcript, kind="generic", final=True)
-        assert result.messages_added == 5 and len(result.problems) == 1
+        assert result.messages_added == 5 and len(result.problems) == 2
         assert result.redactions  # counted per category
         stored = " ".join(
             m.content for m in engine.store.messages.list(result.conversation_id or 0)

@@ -133,7 +133,8 @@ def redact_raw_line(redactor: Redactor, raw: bytes) -> bytes:
     that are not part of a secret come back exactly as they were.
     """
     text = raw.decode("latin-1")
-    result = redactor.redact_text(text)
+    # Usually a JSONL line cut short: read its escapes as JSON would.
+    result = redactor.redact_json(text)
     return raw if not result.counts else result.text.encode("latin-1", errors="replace")
 
 
