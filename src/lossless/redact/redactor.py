@@ -177,7 +177,9 @@ class Redactor:
         try:
             document = json.loads(text)
         except ValueError:
-            return self.redact_text(text)  # not JSON after all: nothing to corrupt
+            # Not JSON after all (a line cut short): nothing to corrupt.
+            findings = self.find(_escape_view(text))
+            return self._to_fixpoint(text, findings) if findings else Redaction(text, {})
         counts: dict[str, int] = {}
         value = self._walk(document, None, counts, keys=True)
         if not counts:
