@@ -619,6 +619,95 @@ class StoreConformance:
             store.summaries.rewrite("sum_0000000000000000", "x")
         with pytest.raises(NotFoundError):
             store.quarantine.rewrite(424242, b"x")
+        with pytest.raises(NotFoundError):
+            store.conversations.rewrite(cid + 1000, title=None, metadata={})
+        with pytest.raises(NotFoundError):
+            store.files.rewrite(
+                "file_0000000000000000",
+                path="/x",
+                sha256="00" * 32,
+                byte_size=1,
+                token_count=1,
+                exploration_summary="x",
+            )
+
+    def test_rewrite_conversation_title_and_metadata(self, store: Store) -> None:
+        conv = store.conversations.get_or_create(
+            project="p1",
+            session_id="s1",
+            client="generic",
+            title="fix ACME-12345",
+            metadata={"cwd": "/srv/ACME-12345", "redactions": {"x": 1}},
+        )
+        store.conversations.rewrite(conv.id, title="fix [X]", metadata={"cwd": "/srv/[X]"})
+        got = store.conversations.get(conv.id)
+        assert got is not None
+        assert (got.title, got.metadata) == ("fix [X]", {"cwd": "/srv/[X]"})
+        assert (got.project, got.session_id, got.client, got.created_at) == (
+            conv.project,
+            conv.session_id,
+            conv.client,
+            conv.created_at,
+        )
+        store.conversations.rewrite(conv.id, title=None, metadata={})
+        got = store.conversations.get(conv.id)
+        assert got is not None and (got.title, got.metadata) == (None, {})
+        with pytest.raises(InputError):
+            store.conversations.rewrite(conv.id, title="a\x00", metadata={})
+
+    def test_rewrite_large_file_and_paths_in_use(self, store: Store) -> None:
+        cid = self.conv(store)
+        a = store.files.create(
+            NewLargeFile(
+                cid,
+                "/f/aa.txt",
+                100,
+                25,
+                "aa" * 32,
+                "text/plain",
+                "ACME-1 inside",
+                original_name="n",
+            )
+        )
+        b = store.files.create(
+            NewLargeFile(cid, "/f/aa.txt", 100, 25, "aa" * 32, "text/plain", "ACME-1 inside")
+        )
+        assert store.files.paths_in_use(["/f/aa.txt", "/f/bb.txt"]) == {"/f/aa.txt"}
+        assert store.files.paths_in_use([]) == set()
+        with store.transaction() as tx:
+            got = tx.files.rewrite(
+                a.id,
+                path="/f/bb.txt",
+                sha256="bb" * 32,
+                byte_size=90,
+                token_count=20,
+                exploration_summary="[X] inside",
+            )
+        assert got == store.files.get(a.id)
+        assert (got.path, got.sha256, got.byte_size, got.token_count) == (
+            "/f/bb.txt",
+            "bb" * 32,
+            90,
+            20,
+        )
+        assert got.exploration_summary == "[X] inside"
+        assert (got.conversation_id, got.media_type, got.original_name, got.created_at) == (
+            a.conversation_id,
+            a.media_type,
+            "n",
+            a.created_at,
+        )
+        assert store.files.get(b.id) == b  # the other row is untouched
+        assert store.files.paths_in_use(["/f/aa.txt", "/f/bb.txt"]) == {"/f/aa.txt", "/f/bb.txt"}
+        store.files.rewrite(
+            b.id,
+            path="/f/bb.txt",
+            sha256="bb" * 32,
+            byte_size=90,
+            token_count=20,
+            exploration_summary="[X] inside",
+        )
+        assert store.files.paths_in_use(["/f/aa.txt", "/f/bb.txt"]) == {"/f/bb.txt"}
 
     def test_rewrite_summary_follows_in_search(self, store: Store) -> None:
         cid = self.conv(store)

@@ -214,3 +214,61 @@ class MemoryConformance:
         with pytest.raises(InputError):
             store.memory.search("")
         assert store.memory.search("ghost") == []
+
+    # -- rewriting (sensitive purge) ----------------------------------------
+
+    def test_rewrite_replaces_text_tags_and_hash_and_search_follows(self, store: Store) -> None:
+        mid = self.add(store, "Deploy key ACME-12345 lives in vault", tags=("ACME-12345", "ops"))
+        store.memory.record_used(mid, T0)
+        got = store.memory.rewrite(mid, "  Deploy key [X] lives in vault ", ["[X]", "ops", "ops"])
+        assert got.id == mid
+        assert got.text == "Deploy key [X] lives in vault"
+        assert got.tags == ("[X]", "ops")
+        assert got.text_hash == memory_text_hash("Deploy key [X] lives in vault")
+        assert (got.used_count, got.last_used_at) == (1, T0)
+        assert store.memory.get(mid) == got
+        for word in ("ACME", "12345"):
+            assert store.memory.search(word) == []
+        assert [h.memory.id for h in store.memory.search("vault")] == [mid]
+        assert [h.memory.id for h in store.memory.search("ops")] == [mid]
+        # The old hash no longer blocks the old text, the new one dedupes the new.
+        assert store.memory.create(NewMemory(project="p", text="deploy key [x] lives in vault"))
+        assert len(store.memory.list()) == 1
+
+    def test_rewrite_onto_an_existing_memory_merges_the_two(self, store: Store) -> None:
+        kept = self.add(store, "Ticket [X] is blocked", tags=("a",), confidence=0.4)
+        gone = self.add(store, "Ticket ACME-1 is blocked", tags=("b",), confidence=0.9)
+        store.memory.record_surfaced([kept], T0)
+        store.memory.record_surfaced([gone], T1)
+        store.memory.record_used(gone, T1)
+        store.memory.archive(kept)
+        merged = store.memory.rewrite(gone, "Ticket [X] is blocked", ["b", "c"])
+        assert merged.id == kept
+        assert merged.text == "Ticket [X] is blocked"
+        assert merged.tags == ("a", "b", "c")
+        assert merged.confidence == 0.9
+        assert (merged.surfaced_count, merged.last_surfaced_at) == (2, T1)
+        assert (merged.used_count, merged.last_used_at) == (1, T1)
+        # The rewritten memory was visible: what it said stays visible.
+        assert not merged.archived
+        assert store.memory.get(gone) is None
+        assert [m.id for m in store.memory.list(include_archived=True)] == [kept]
+        assert [h.memory.id for h in store.memory.search("blocked")] == [kept]
+        assert store.memory.search("ACME") == []
+
+    def test_rewrite_merge_of_two_archived_stays_archived(self, store: Store) -> None:
+        kept = self.add(store, "old [X] note")
+        gone = self.add(store, "old ACME-1 note")
+        store.memory.archive(kept)
+        store.memory.archive(gone)
+        assert store.memory.rewrite(gone, "old [X] note", []).archived
+
+    def test_rewrite_refuses_unknown_and_empty(self, store: Store) -> None:
+        mid = self.add(store, "keep me")
+        with pytest.raises(NotFoundError):
+            store.memory.rewrite("mem_0000000000000000", "x", [])
+        with pytest.raises(InputError):
+            store.memory.rewrite(mid, "   ", [])
+        with pytest.raises(InputError):
+            store.memory.rewrite(mid, "a\x00b", [])
+        assert store.memory.get(mid).text == "keep me"  # type: ignore[union-attr]

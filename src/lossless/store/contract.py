@@ -175,6 +175,15 @@ class ConversationRepository(Protocol):
         """Merge ``metadata`` into the conversation's metadata (shallow)."""
         ...
 
+    def rewrite(self, conversation_id: int, *, title: str | None, metadata: JSON) -> None:
+        """Replace a conversation's title and its whole metadata, in place.
+
+        Only for redacting what is already stored (``lcm sensitive purge``);
+        project, session id, client and parent are kept. Raises
+        ``NotFoundError`` for an unknown conversation.
+        """
+        ...
+
 
 class MessageRepository(Protocol):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
@@ -336,6 +345,28 @@ class LargeFileRepository(Protocol):
 
         Returns False, changing nothing, if a file with this id is already stored.
         """
+        ...
+
+    def rewrite(
+        self,
+        file_id: str,
+        *,
+        path: str,
+        sha256: str,
+        byte_size: int,
+        token_count: int,
+        exploration_summary: str,
+    ) -> LargeFile:
+        """Point a stored file at new (redacted) content and summary, in place.
+
+        Only for ``lcm sensitive purge``: the caller has already written the
+        content at ``path``. Id, conversation, message, media type, original
+        name and created_at are kept. Raises ``NotFoundError`` for an unknown id.
+        """
+        ...
+
+    def paths_in_use(self, paths: Sequence[str]) -> set[str]:
+        """The subset of ``paths`` that some stored file still points at."""
         ...
 
 
@@ -557,6 +588,22 @@ class MemoryRepository(Protocol):
 
     def record_used(self, memory_id: str, at: str) -> Memory:
         """Count one use (the agent relied on it); raises ``NotFoundError``."""
+        ...
+
+    def rewrite(self, memory_id: str, text: str, tags: Sequence[str]) -> Memory:
+        """Replace a memory's text and tags in place (redaction); returns it.
+
+        Only for ``lcm sensitive purge``. The text is stored as given (after
+        stripping) and ``text_hash`` is recomputed: the old hash is a
+        fingerprint of the old text, secret included. Tags are cleaned as by
+        ``create``. If another memory of the project already has the new
+        hash, the two become one: that memory is kept, gains this one's tags,
+        the higher confidence, the summed counters and the later timestamps,
+        and is archived only if both were; this one is deleted and the kept
+        one returned. Full-text search follows the new text.
+
+        Raises ``NotFoundError`` for an unknown id, ``InputError`` for empty text.
+        """
         ...
 
     def restore(self, memory: Memory) -> bool:

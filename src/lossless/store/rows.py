@@ -155,6 +155,26 @@ def memory(row: Row, decode: Decode) -> Memory:
     )
 
 
+def merged_memories(kept: Memory, dropped: Memory, dropped_tags: Sequence[str]) -> Memory:
+    """``kept`` after absorbing ``dropped`` (``MemoryRepository.rewrite``: the
+    two now say the same thing). Still visible if either was: a fact that
+    could be recalled before a purge must not vanish because of it."""
+
+    def later(a: str | None, b: str | None) -> str | None:
+        return max((t for t in (a, b) if t is not None), default=None)
+
+    return dataclasses.replace(
+        kept,
+        tags=tuple(clean_tags([*kept.tags, *dropped_tags])),
+        confidence=max(kept.confidence, dropped.confidence),
+        last_surfaced_at=later(kept.last_surfaced_at, dropped.last_surfaced_at),
+        last_used_at=later(kept.last_used_at, dropped.last_used_at),
+        surfaced_count=kept.surfaced_count + dropped.surfaced_count,
+        used_count=kept.used_count + dropped.used_count,
+        archived=kept.archived and dropped.archived,
+    )
+
+
 def clean_tags(tags: Sequence[str]) -> list[str]:
     """Tags with whitespace collapsed, empty ones dropped, first occurrence kept."""
     cleaned: dict[str, None] = {}

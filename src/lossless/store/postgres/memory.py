@@ -229,6 +229,54 @@ class Memories:
             raise NotFoundError(f"no memory {memory_id!r}")
         return _memory(row)
 
+    def rewrite(self, memory_id: str, text: str, tags: Sequence[str]) -> Memory:
+        self._check(memory_id, "memory id")
+        text = text.strip()
+        if not text:
+            raise InputError("memory text is empty")
+        self._check(text, "memory text")
+        cleaned = rows.clean_tags(tags)
+        text_hash = memory_text_hash(text)
+        with self.s._atomic() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id = %s FOR UPDATE", [memory_id]
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no memory {memory_id!r}")
+            current = _memory(row)
+            twin = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE project = %s AND text_hash = %s "
+                "AND id <> %s FOR UPDATE",
+                [current.project, text_hash, memory_id],
+            ).fetchone()
+            if twin is None:
+                row = conn.execute(
+                    "UPDATE memories SET text = %s, text_hash = %s, tags = %s::json, "
+                    f"tags_text = %s WHERE id = %s RETURNING {_COLUMNS}",
+                    [text, text_hash, json.dumps(cleaned), " ".join(cleaned), memory_id],
+                ).fetchone()
+            else:
+                merged = rows.merged_memories(_memory(twin), current, cleaned)
+                conn.execute("DELETE FROM memories WHERE id = %s", [memory_id])
+                row = conn.execute(
+                    "UPDATE memories SET tags = %s::json, tags_text = %s, confidence = %s, "
+                    "last_surfaced_at = %s, last_used_at = %s, surfaced_count = %s, "
+                    f"used_count = %s, archived = %s WHERE id = %s RETURNING {_COLUMNS}",
+                    [
+                        json.dumps(merged.tags),
+                        " ".join(merged.tags),
+                        merged.confidence,
+                        merged.last_surfaced_at,
+                        merged.last_used_at,
+                        merged.surfaced_count,
+                        merged.used_count,
+                        merged.archived,
+                        merged.id,
+                    ],
+                ).fetchone()
+        assert row is not None
+        return _memory(row)
+
     def restore(self, memory: Memory) -> bool:
         for value, what in (
             (memory.id, "memory id"),

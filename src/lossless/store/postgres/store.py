@@ -419,7 +419,16 @@ class PostgresStore:
         )
 
     # Tables whose rows ``rewrite``/``restore`` can change in place.
-    _SCRUBBED_TABLES = ("messages", "message_parts", "native_records", "summaries", "quarantine")
+    _SCRUBBED_TABLES = (
+        "conversations",
+        "messages",
+        "message_parts",
+        "native_records",
+        "summaries",
+        "large_files",
+        "quarantine",
+        "memories",
+    )
 
     def integrity_check(self) -> list[str]:
         """Cheap server-side checks: the schema's tables are present and readable.
@@ -583,6 +592,17 @@ class _Conversations(_Repo):
                 "UPDATE conversations SET metadata = %s::json WHERE id = %s",
                 [_dumps(merged), conversation_id],
             )
+
+    def rewrite(self, conversation_id: int, *, title: str | None, metadata: JSON) -> None:
+        _check_text(title, "title")
+        meta = _dumps(metadata or {})
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "UPDATE conversations SET title = %s, metadata = %s::json WHERE id = %s",
+                [title, meta, conversation_id],
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no conversation {conversation_id}")
 
 
 class _Messages(_Repo):
@@ -1167,6 +1187,42 @@ class _Files(_Repo):
                 ],
             )
             return cur.rowcount > 0
+
+    def rewrite(
+        self,
+        file_id: str,
+        *,
+        path: str,
+        sha256: str,
+        byte_size: int,
+        token_count: int,
+        exploration_summary: str,
+    ) -> LargeFile:
+        for value, what in (
+            (file_id, "file id"),
+            (path, "path"),
+            (sha256, "sha256"),
+            (exploration_summary, "exploration summary"),
+        ):
+            _check_text(value, what)
+        row = self.s._q1(
+            "UPDATE large_files SET path = %s, sha256 = %s, byte_size = %s, token_count = %s, "
+            "exploration_summary = %s WHERE id = %s RETURNING *",
+            [path, sha256, byte_size, token_count, exploration_summary, file_id],
+        )
+        if row is None:
+            raise NotFoundError(f"no large file {file_id!r}")
+        return _large_file(row)
+
+    def paths_in_use(self, paths: Sequence[str]) -> set[str]:
+        for path in paths:
+            _check_text(path, "path")
+        if not paths:
+            return set()
+        rows = self.s._q(
+            "SELECT DISTINCT path FROM large_files WHERE path = ANY(%s)", [list(paths)]
+        )
+        return {str(r["path"]) for r in rows}
 
 
 class _Search(_Repo):

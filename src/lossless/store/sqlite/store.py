@@ -114,6 +114,14 @@ def _summary(row: Any) -> Summary:
 # history are sub-agents', which would otherwise crowd out the sessions).
 _SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
 
+_RANKED_MESSAGES = (
+    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
+    "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
+    f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank"
+)
+# Index rows ranked per page row before falling back to ranking them all.
+_RANKED_OVERFETCH = 4
+
 _FTS_SYNTAX = re.compile(r'["*()^:]|\b(AND|OR|NOT|NEAR)\b')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -503,6 +511,17 @@ class _Conversations(_Repo):
                 "UPDATE conversations SET metadata = ? WHERE id = ?",
                 (_dumps(merged), conversation_id),
             )
+
+    def rewrite(self, conversation_id: int, *, title: str | None, metadata: JSON) -> None:
+        _check_text(title, "title")
+        meta = _dumps(metadata or {})
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE conversations SET title = ?, metadata = ? WHERE id = ?",
+                (title, meta, conversation_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no conversation {conversation_id}")
 
 
 class _Messages(_Repo):
@@ -1027,6 +1046,44 @@ class _Files(_Repo):
             )
             return cur.rowcount > 0
 
+    def rewrite(
+        self,
+        file_id: str,
+        *,
+        path: str,
+        sha256: str,
+        byte_size: int,
+        token_count: int,
+        exploration_summary: str,
+    ) -> LargeFile:
+        for value, what in ((path, "path"), (exploration_summary, "exploration summary")):
+            _check_text(value, what)
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE large_files SET path = ?, sha256 = ?, byte_size = ?, token_count = ?, "
+                "exploration_summary = ? WHERE id = ?",
+                (path, sha256, byte_size, token_count, exploration_summary, file_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no large file {file_id!r}")
+            got = self.get(file_id)
+        assert got is not None
+        return got
+
+    def paths_in_use(self, paths: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        unique = builtins.list(dict.fromkeys(paths))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                str(r["path"])
+                for r in self.s._q(
+                    f"SELECT DISTINCT path FROM large_files WHERE path IN ({marks})", chunk
+                )
+            )
+        return found
+
 
 class _Search(_Repo):
     def index_backlog(self) -> int:
@@ -1106,16 +1163,17 @@ class _Search(_Repo):
         if query.mode == "full_text":
             rows: dict[int, Any] = {}
             for match in full_text_passes(query.pattern):
-                for r in self.s._q(
-                    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
-                    "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                    f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank "
-                    "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                    "JOIN conversations c ON c.id = m.conversation_id "
-                    f"WHERE messages_fts MATCH ?{where} "
-                    "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
-                    [match, *params, limit],
-                ):
+                page = self._ranked_from_best(match, where, params, limit)
+                if page is None:
+                    page = self.s._q(
+                        f"{_RANKED_MESSAGES} FROM messages_fts "
+                        "JOIN messages m ON m.id = messages_fts.rowid "
+                        "JOIN conversations c ON c.id = m.conversation_id "
+                        f"WHERE messages_fts MATCH ?{where} "
+                        "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
+                        [match, *params, limit],
+                    )
+                for r in page:
                     rows.setdefault(r["id"], r)
                 if len(rows) >= limit:
                     break
@@ -1185,6 +1243,42 @@ class _Search(_Repo):
                 if len(hits) >= limit:
                     break
         return hits
+
+    def _ranked_from_best(
+        self, match: str, where: str, params: builtins.list[Any], limit: int
+    ) -> builtins.list[Any] | None:
+        """The page of ``match`` from the index's best-ranked rows alone, or None.
+
+        Ranking needs bm25 of every matching row, but joining each one to its
+        message and conversation (for filters and tie-breaks) cost as much
+        again. Here only the index's best ``limit * 4`` rows (raw bm25; a
+        sub-agent's weight only makes a rank worse) are joined, filtered and
+        ordered. The page is exact when its last row ranks strictly better
+        than every row left out; otherwise (ties at the cut, or filters that
+        leave the page short) None: the caller ranks everything.
+        """
+        wanted = limit * _RANKED_OVERFETCH
+        best = self.s._q(
+            "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? "
+            "ORDER BY rank LIMIT ?",
+            [match, wanted],
+        )
+        if not best:
+            return []
+        marks = ",".join("?" * len(best))
+        page = self.s._q(
+            f"{_RANKED_MESSAGES} FROM messages_fts "
+            "JOIN messages m ON m.id = messages_fts.rowid "
+            "JOIN conversations c ON c.id = m.conversation_id "
+            f"WHERE messages_fts MATCH ? AND messages_fts.rowid IN ({marks}){where} "
+            "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
+            [match, *(r["rowid"] for r in best), *params, limit],
+        )
+        if len(best) < wanted:
+            return page  # every matching row was a candidate
+        if len(page) < limit or float(page[-1]["rank"]) >= float(best[-1]["rank"]):
+            return None
+        return page
 
     def _summaries(
         self, query: GrepQuery, limit: int, budget: ScanBudget
@@ -1587,6 +1681,52 @@ class _Memories(_Repo):
             if cur.rowcount == 0:
                 raise NotFoundError(f"no memory {memory_id!r}")
             got = self.get(memory_id)
+        assert got is not None
+        return got
+
+    def rewrite(self, memory_id: str, text: str, tags: Sequence[str]) -> Memory:
+        text = text.strip()
+        if not text:
+            raise InputError("memory text is empty")
+        _check_text(text, "memory text")
+        cleaned = _clean_tags(tags)
+        text_hash = memory_text_hash(text)
+        with self.s._atomic():
+            current = self.get(memory_id)
+            if current is None:
+                raise NotFoundError(f"no memory {memory_id!r}")
+            twin = self.s._q1(
+                "SELECT * FROM memories WHERE project = ? AND text_hash = ? AND id <> ?",
+                (current.project, text_hash, memory_id),
+            )
+            if twin is None:
+                self.db.execute(
+                    "UPDATE memories SET text = ?, text_hash = ?, tags = ?, tags_text = ? "
+                    "WHERE id = ?",
+                    (text, text_hash, json.dumps(cleaned), " ".join(cleaned), memory_id),
+                )
+                kept_id = memory_id
+            else:
+                merged = rows.merged_memories(_memory(twin), current, cleaned)
+                self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+                self.db.execute(
+                    "UPDATE memories SET tags = ?, tags_text = ?, confidence = ?, "
+                    "last_surfaced_at = ?, last_used_at = ?, surfaced_count = ?, used_count = ?, "
+                    "archived = ? WHERE id = ?",
+                    (
+                        json.dumps(merged.tags),
+                        " ".join(merged.tags),
+                        merged.confidence,
+                        merged.last_surfaced_at,
+                        merged.last_used_at,
+                        merged.surfaced_count,
+                        merged.used_count,
+                        int(merged.archived),
+                        merged.id,
+                    ),
+                )
+                kept_id = merged.id
+            got = self.get(kept_id)
         assert got is not None
         return got
 
