@@ -120,11 +120,14 @@ def test_text(ctx: click.Context, text: str | None, project: str | None, as_json
 def purge_history(ctx: click.Context, dry_run: bool, quiet: bool, as_json: bool) -> None:
     """Apply today's patterns to everything already stored.
 
-    Re-scans message content, metadata and parts, raw transcript records,
-    summaries and quarantined lines, and rewrites only the spans that match
-    (a secret becomes its [REDACTED:...] placeholder; everything else stays
-    byte for byte). Then the database is compacted so the old text does not
-    survive in free pages or index segments (SQLite: VACUUM; PostgreSQL:
+    Re-scans conversation titles and metadata, message content, metadata and
+    parts, raw transcript records, summaries, large files (their content
+    under LCM_HOME/files and their summary), durable memories (text and tags)
+    and quarantined lines, and rewrites only the spans that match (a secret
+    becomes its [REDACTED:...] placeholder; everything else stays byte for
+    byte). A redacted large file is stored under its new content address and
+    the old copy deleted. Then the database is compacted so the old text does
+    not survive in free pages or index segments (SQLite: VACUUM; PostgreSQL:
     VACUUM FULL of the rewritten tables, which locks them while it runs).
 
     Safe to interrupt: work is committed in batches and a second run finishes
@@ -147,7 +150,14 @@ def purge_history(ctx: click.Context, dry_run: bool, quiet: bool, as_json: bool)
         file=sys.stderr,
         hidden=quiet or as_json or total == 0,
     ) as bar:
-        report = purge(engine.store, engine.redactors, dry_run=dry_run, progress=bar.update)
+        report = purge(
+            engine.store,
+            engine.redactors,
+            engine.config,
+            dry_run=dry_run,
+            progress=bar.update,
+            estimator=engine.estimate,
+        )
     if not dry_run and report.rows_changed:
         engine.store.scrub()
     if as_json:
@@ -158,6 +168,8 @@ def purge_history(ctx: click.Context, dry_run: bool, quiet: bool, as_json: bool)
                 "conversations_changed": report.conversations_changed,
                 "redactions": report.redactions,
                 "tables": report.tables,
+                "files_removed": report.files_removed,
+                "files_unreadable": report.files_unreadable,
             }
         )
         return
@@ -176,5 +188,12 @@ def purge_history(ctx: click.Context, dry_run: bool, quiet: bool, as_json: bool)
     verb = "would change" if dry_run else "changed"
     click.echo(
         f"{verb} {report.rows_changed} rows in {report.conversations_changed} conversations"
+        + (f"; {report.files_removed} old large files deleted" if report.files_removed else "")
         + ("" if dry_run or not report.rows_changed else "; database compacted")
     )
+    if report.files_unreadable:
+        click.echo(
+            f"{len(report.files_unreadable)} large files could not be read here, only their "
+            "summaries were scanned: " + ", ".join(report.files_unreadable),
+            err=True,
+        )
