@@ -67,8 +67,8 @@ def _transcript(path: Path) -> Path:
     return path
 
 
-def _import(home: Path, tmp_path: Path) -> None:
-    with Engine.open(home, **SMALL) as engine:
+def _import(home: Path, tmp_path: Path, store: Store | None = None) -> None:
+    with Engine.open(home, store=store, **SMALL) as engine:
         result = engine.import_file(_transcript(tmp_path / "s.jsonl"), kind="generic", final=True)
         assert result.messages_added == 24 and len(result.problems) == 1
         conversation = engine.store.conversations.list()[0]
