@@ -8,7 +8,9 @@ redactors and rewrites only the rows where something matched, in place
 content, metadata and parts, native records, summaries, large files (their
 content on disk and their exploration summary), durable memories (text and
 tags) and quarantined lines. Nothing else changes: ids, order, message token
-counts and the summary DAG stay as they were.
+counts and the summary DAG stay as they were. (Two memories of a project
+whose redacted texts are the same become one, as ``MemoryRepository.rewrite``
+describes; a memory keeps no fingerprint of its old text.)
 
 Work is done in batches, each its own transaction. Redaction is idempotent (a
 placeholder is never matched again), so an interrupted purge is finished by
