@@ -171,10 +171,12 @@ def test_purge_redacts_every_table_once_and_scrub_clears_the_disk(
         (old_file,) = engine.store.files.list(conversation.id)
         memories_before = engine.store.memory.list(include_archived=True)
 
+        files_before = sorted((lcm_home / "files").rglob("*"))
         dry = purge(engine.store, engine.redactors, engine.config, dry_run=True)
         assert all(dry.tables[name].changed > 0 for name in PURGE_TABLES), dry.tables
         assert _traces(engine.store, lcm_home) == before  # a dry run writes nothing
-        assert dry.files_removed == 0 and Path(old_file.path).exists()
+        assert sorted((lcm_home / "files").rglob("*")) == files_before
+        assert dry.files_removed == 0
 
         report = purge(engine.store, engine.redactors, engine.config)
         assert {n: t.changed for n, t in report.tables.items()} == {
@@ -381,3 +383,48 @@ def test_a_secret_cut_short_in_a_file_summary_is_not_left_behind(lcm_home: Path)
         assert Path(rewritten.path).read_text("utf-8") == paste.replace(
             SECRET, "[REDACTED:user:ticket]"
         )
+
+
+def test_unreadable_and_binary_large_files(lcm_home: Path) -> None:
+    _add_pattern(lcm_home)
+    with Engine.open(lcm_home) as engine:
+        store = engine.store
+        cid = store.conversations.get_or_create(project="p", session_id="s", client="generic").id
+        # Written by another machine sharing the database: not on this disk.
+        elsewhere = store.files.create(
+            NewLargeFile(cid, "/nowhere/aa.txt", 10, 3, "aa" * 32, "text/plain", f"a {SECRET}")
+        )
+        # Imported as base64: not UTF-8, every byte but the secret's must survive.
+        data = b"\xff\xfe head " + SECRET.encode() + b" tail \x80"
+        binary_path = engine.config.files_dir / "bb" / ("bb" * 32 + ".txt")
+        binary_path.parent.mkdir(parents=True)
+        binary_path.write_bytes(data)
+        binary = store.files.create(
+            NewLargeFile(
+                cid, str(binary_path), len(data), 9, "bb" * 32, "text/plain", "binary content"
+            )
+        )
+
+        report = purge(store, engine.redactors, engine.config)
+        assert report.files_unreadable == [elsewhere.id]
+        assert report.tables["large_files"].changed == 2
+        kept = store.files.get(elsewhere.id)
+        assert kept is not None
+        assert (kept.path, kept.exploration_summary) == (
+            "/nowhere/aa.txt",
+            "a [REDACTED:user:ticket]",
+        )
+        rewritten = store.files.get(binary.id)
+        assert rewritten is not None and rewritten.path != str(binary_path)
+        new = b"\xff\xfe head [REDACTED:user:ticket] tail \x80"
+        assert Path(rewritten.path).read_bytes() == new
+        assert (rewritten.byte_size, rewritten.sha256) == (
+            len(new),
+            hashlib.sha256(new).hexdigest(),
+        )
+        assert rewritten.exploration_summary == "binary content"
+        assert not binary_path.exists()
+
+    result = CliRunner().invoke(cli, ["sensitive", "purge"], env={"LCM_HOME": str(lcm_home)})
+    assert result.exit_code == 0, result.output
+    assert elsewhere.id in result.stderr
