@@ -115,3 +115,51 @@ def test_sub_agent_matches_rank_below_their_session(tmp_path: Path) -> None:
         assert len(hits) == 3
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("varied", [False, True])
+@pytest.mark.parametrize("project", [None, "p-small"])
+@pytest.mark.parametrize("limit", [1, 5, 20])
+def test_full_text_ranking_from_the_best_rows_equals_ranking_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: str | None, limit: int, varied: bool
+) -> None:
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+    from lossless.store.sqlite import store as sqlite_store
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        # Many exact duplicates (equal bm25: ties at every cut) or varied
+        # ranks, a small project whose rows rank worst, and more matches than
+        # any over-fetch: the quick path and the fallback are both taken.
+        for name, count in (("p-big", 300), ("p-small", 30)):
+            conv = store.conversations.get_or_create(
+                project=name, session_id=name, client="generic"
+            )
+            texts = [
+                "cache miss" if i % 3 else "cache miss in the cache layer, cache again"
+                for i in range(count)
+            ]
+            if varied:
+                texts = [f"cache {'cache ' * (i % 5)}{'x ' * (i % 11)}{i}" for i in range(count)]
+            if name == "p-small":
+                texts = [f"cache {'filler ' * 40}{i}" for i in range(count)]
+            store.messages.append(
+                conv.id,
+                [
+                    NewMessage(
+                        "user",
+                        text,
+                        ingest_key=f"{name}-{i}",
+                        created_at=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z",
+                    )
+                    for i, text in enumerate(texts)
+                ],
+            )
+        query = GrepQuery("cache", mode="full_text", scope="messages", project=project, limit=limit)
+        fast = [(h.id, h.rank) for h in store.search.grep(query)]
+        monkeypatch.setattr(sqlite_store._Search, "_ranked_from_best", lambda *args, **kwargs: None)
+        everything = [(h.id, h.rank) for h in store.search.grep(query)]
+        assert fast == everything and len(fast) == limit
+    finally:
+        store.close()

@@ -1163,7 +1163,9 @@ class _Search(_Repo):
         if query.mode == "full_text":
             rows: dict[int, Any] = {}
             for match in full_text_passes(query.pattern):
-                page = self._ranked_from_best(match, where, params, limit)
+                page: builtins.list[Any] | None = self._ranked_from_best(
+                    match, where, params, limit
+                )
                 if page is None:
                     page = self.s._q(
                         f"{_RANKED_MESSAGES} FROM messages_fts "
@@ -1246,37 +1248,45 @@ class _Search(_Repo):
 
     def _ranked_from_best(
         self, match: str, where: str, params: builtins.list[Any], limit: int
-    ) -> builtins.list[Any] | None:
+    ) -> builtins.list[dict[str, Any]] | None:
         """The page of ``match`` from the index's best-ranked rows alone, or None.
 
-        Ranking needs bm25 of every matching row, but joining each one to its
-        message and conversation (for filters and tie-breaks) cost as much
-        again. Here only the index's best ``limit * 4`` rows (raw bm25; a
-        sub-agent's weight only makes a rank worse) are joined, filtered and
-        ordered. The page is exact when its last row ranks strictly better
-        than every row left out; otherwise (ties at the cut, or filters that
-        leave the page short) None: the caller ranks everything.
+        Ranking needs bm25 of every matching row, and joining each one to its
+        message and conversation (for filters and tie-breaks) before sorting
+        cost as much again. Here FTS5 sorts by bm25 itself, and only its best
+        ``limit * 4`` rows are joined, filtered and ordered (a sub-agent's
+        weight only makes a rank worse). The page is exact when its last row
+        ranks strictly better than every row left out; otherwise (ties at the
+        cut, or filters that leave the page short) None: rank everything.
         """
         wanted = limit * _RANKED_OVERFETCH
         best = self.s._q(
-            "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? "
-            "ORDER BY rank LIMIT ?",
+            "SELECT rowid, rank, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip "
+            "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
             [match, wanted],
         )
         if not best:
             return []
+        found = {r["rowid"]: r for r in best}
         marks = ",".join("?" * len(best))
-        page = self.s._q(
-            f"{_RANKED_MESSAGES} FROM messages_fts "
-            "JOIN messages m ON m.id = messages_fts.rowid "
-            "JOIN conversations c ON c.id = m.conversation_id "
-            f"WHERE messages_fts MATCH ? AND messages_fts.rowid IN ({marks}){where} "
-            "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
-            [match, *(r["rowid"] for r in best), *params, limit],
-        )
+        page = [
+            {**dict(r), "snip": found[r["id"]]["snip"], "rank": found[r["id"]]["rank"] * r["w"]}
+            for r in self.s._q(
+                "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
+                f"c.project, {_SUBAGENT_WEIGHT} AS w FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                f"WHERE m.id IN ({marks}){where}",
+                [*found, *params],
+            )
+        ]
+        # Stable sorts, least significant key first: id, time, then rank.
+        page.sort(key=lambda r: r["id"], reverse=True)
+        page.sort(key=lambda r: r["created_at"], reverse=True)
+        page.sort(key=lambda r: r["rank"])
+        page = page[:limit]
         if len(best) < wanted:
             return page  # every matching row was a candidate
-        if len(page) < limit or float(page[-1]["rank"]) >= float(best[-1]["rank"]):
+        if len(page) < limit or page[-1]["rank"] >= best[-1]["rank"]:
             return None
         return page
 
