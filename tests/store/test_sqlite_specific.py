@@ -163,3 +163,18 @@ def test_full_text_ranking_from_the_best_rows_equals_ranking_them_all(
         assert fast == everything and len(fast) == limit
     finally:
         store.close()
+
+
+def test_a_very_long_full_text_page_is_ranked_in_one_pass(tmp_path: Path) -> None:
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        conv = store.conversations.get_or_create(project="p", session_id="s", client="generic")
+        store.messages.append(
+            conv.id, [NewMessage("user", f"cache {i}", ingest_key=str(i)) for i in range(50)]
+        )
+        assert len(store.search.grep(GrepQuery("cache", mode="full_text", limit=100_000))) == 50
+    finally:
+        store.close()

@@ -121,6 +121,8 @@ _RANKED_MESSAGES = (
 )
 # Index rows ranked per page row before falling back to ranking them all.
 _RANKED_OVERFETCH = 4
+# Candidates are passed back as SQL parameters: stay far below SQLite's limit.
+_RANKED_MAX_CANDIDATES = 4_000
 
 _FTS_SYNTAX = re.compile(r'["*()^:]|\b(AND|OR|NOT|NEAR)\b')
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -1260,6 +1262,8 @@ class _Search(_Repo):
         cut, or filters that leave the page short) None: rank everything.
         """
         wanted = limit * _RANKED_OVERFETCH
+        if wanted > _RANKED_MAX_CANDIDATES:
+            return None  # a page that long: one ranking of everything is as good
         best = self.s._q(
             "SELECT rowid, rank, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip "
             "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
