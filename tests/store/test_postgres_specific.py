@@ -678,7 +678,15 @@ def test_full_text_results_match_sqlite(store: PostgresStore, tmp_path: Path) ->
     try:
         _seed(lite)
         _seed(store)
-        for pattern in ["migration", "database migration", "error", "lunch", "postgresql"]:
+        for pattern in [
+            "migration",
+            "database migration",
+            "error",
+            "lunch",
+            "postgresql",
+            "the lunch",  # a stop word is left out when the query has other words
+            "the",  # and kept when it is the only one
+        ]:
             query = GrepQuery(pattern)
             ours = store.search.grep(query)
             theirs = lite.search.grep(query)
@@ -756,3 +764,36 @@ def test_regex_literal_with_like_wildcards_finds_exactly_its_rows(store: Postgre
     assert found("50%_off") == ["rate [50%_off] today"]
     assert found(r"request_id=dead\w*") == ["[request_id=dead01] failed"]
     assert found(r"(?i)REQUEST_ID=DEAD") == ["[request_id=dead]01 failed"]
+
+
+def test_sub_agent_matches_rank_below_their_session_like_sqlite(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    from lossless.models import NewMessage
+
+    same = "the flaky retry loop in the uploader"
+
+    def seed(s: Store) -> tuple[int, int]:
+        parent = s.conversations.get_or_create(project="p", session_id="s", client="claude-code")
+        child = s.conversations.get_or_create(
+            project="p", session_id="s-agent", client="claude-code", parent_id=parent.id
+        )
+        # The sub-agent's copy is newer, so without the weighting it would win the tie.
+        s.messages.append(
+            parent.id,
+            [NewMessage("user", same, ingest_key="a", created_at="2026-01-01T00:00:00.000Z")],
+        )
+        s.messages.append(
+            child.id,
+            [NewMessage("user", same, ingest_key="b", created_at="2026-01-02T00:00:00.000Z")],
+        )
+        return parent.id, child.id
+
+    lite = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        for backend in (lite, store):
+            parent, child = seed(backend)
+            hits = backend.search.grep(GrepQuery("flaky retry uploader", mode="full_text"))
+            assert [h.conversation_id for h in hits] == [parent, child], backend.backend
+    finally:
+        lite.close()

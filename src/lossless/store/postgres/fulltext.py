@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from lossless.errors import InputError
+from lossless.store.stopwords import content_words
 
 SNIPPET_TOKENS = 16
 # Mirrors lcm.search_document: only this much of a text is indexed.
@@ -27,11 +28,15 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def query_words(pattern: str) -> list[str]:
-    """The distinct words of a full-text pattern; ``InputError`` if there are none."""
+    """The distinct words of a full-text pattern; ``InputError`` if there are none.
+
+    Stop words are left out when the pattern has other words, as on SQLite
+    (``lossless.store.stopwords``).
+    """
     words = list(dict.fromkeys(_WORD.findall(pattern)))
     if not words:
         raise InputError(f"full-text pattern {pattern!r} has no searchable words")
-    return words[:MAX_WORDS]
+    return content_words(words)[:MAX_WORDS]
 
 
 def fold(token: str) -> str:

@@ -99,6 +99,11 @@ Conn = psycopg.Connection[Row]
 REGEX_FIRST_PAGE = 50
 REGEX_PAGE = 500
 
+# As on SQLite: a sub-agent's match ranks below an equal one from the session
+# that started it (ranks are negative, best lowest), while a much better
+# sub-agent match still comes first.
+_SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
+
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.seq, m.role, m.content, m.token_count, m.created_at, "
     "m.ingest_key, m.metadata"
@@ -1308,7 +1313,8 @@ class _Search(_Repo):
             # Ranked by the any-word query in both passes, so that a row's
             # rank does not depend on the pass that found it. ts_rank is
             # higher-is-better; negated so that, as with FTS5's bm25 rank,
-            # ascending order puts the best hit first.
+            # ascending order puts the best hit first, and halved for a
+            # sub-agent's match as on SQLite.
             # The content (for snippets) is read for the page only: read
             # beside the rank, it was detoasted for every candidate.
             if kind == "message":
@@ -1317,7 +1323,7 @@ class _Search(_Repo):
                     f"left(m.content, {fulltext.INDEXED_CHARS}) AS content, "
                     "c.session_id, c.project, r.rank FROM ("
                     "SELECT m.id, m.created_at, "
-                    "-ts_rank(m.search_document, q.q, 1)::float8 AS rank "
+                    f"-ts_rank(m.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
                     "FROM messages m JOIN conversations c ON c.id = m.conversation_id, "
                     f"(SELECT {match} AS want, {either} AS q) AS q "
                     f"WHERE m.search_document @@ q.want{where} "
@@ -1332,7 +1338,7 @@ class _Search(_Repo):
                     f"s.latest_at AS at, left(s.content, {fulltext.INDEXED_CHARS}) AS content, "
                     "c.session_id, c.project, r.rank FROM ("
                     "SELECT s.id, s.latest_at, "
-                    "-ts_rank(s.search_document, q.q, 1)::float8 AS rank "
+                    f"-ts_rank(s.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
                     "FROM summaries s JOIN conversations c ON c.id = s.conversation_id, "
                     f"(SELECT {match} AS want, {either} AS q) AS q "
                     f"WHERE s.search_document @@ q.want{where} "
