@@ -2,9 +2,16 @@
 
 1. **Import**: the same generated corpus (``bench_import.write_corpus``) is
    imported through ``Engine.import_file`` into a fresh SQLite store and a
-   fresh PostgreSQL database; messages/s for each and the ratio.
+   fresh PostgreSQL database; messages/s for each and the ratio. SQLite
+   builds its trigram (substring) index behind bulk imports, so its catch-up
+   (``lossless.engine.indexing.catch_up_all``) is timed on its own and added
+   in an "import + catch-up" row; PostgreSQL maintains its GIN indexes during
+   the import.
 2. **Grep**: the ``full_text`` and ``regex, literal >= 3 chars`` query sets of
-   ``bench_grep`` (limit 20) on both stores; p50/p95 for each and the ratio.
+   ``bench_grep`` (limit 20, no time budget) on both stores, SQLite after its
+   catch-up; p50/p95 for each and the ratio, and each query's median.
+   ``--messages`` takes several sizes; each is imported and searched in turn,
+   and a last table puts the ratios of every size side by side.
 3. **Compaction**: ``--conversations`` conversations due for a sweep in one
    PostgreSQL database, compacted by 1, 2 and 4 ``lcm worker --once``
    processes (each its own ``LCM_HOME``, claiming from the shared queue),
@@ -19,7 +26,7 @@ lose: the benchmark creates and drops ``lcm_bench_*`` databases on it).
 Usage::
 
     .venv/bin/python benchmarks/bench_postgres.py                    # 100,000 messages
-    .venv/bin/python benchmarks/bench_postgres.py --messages 1000000
+    .venv/bin/python benchmarks/bench_postgres.py --messages 100000 1000000
     .venv/bin/python benchmarks/bench_postgres.py --quick            # < 1 min sanity check
 """
 
@@ -64,15 +71,18 @@ def _import(engine: Any, files: list[Path]) -> tuple[int, float]:
     return added, common.clock() - start
 
 
-def _grep(engine: Any, repeat: int) -> dict[str, list[float]]:
-    found: dict[str, list[float]] = {}
-    for cls, mode, patterns, _target in bench_grep.CLASSES[:2]:
-        samples = found.setdefault(cls, [])
+def _grep(engine: Any, repeat: int) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per timed run, by query class and pattern."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for cls, mode, patterns, _stat, _target in bench_grep.CLASSES[:2]:
+        by_pattern = found.setdefault(cls, {})
         for pattern in patterns:
-            engine.grep(pattern, mode=mode, limit=20)  # warm-up
+            # No time budget: the whole search is measured, however long.
+            engine.grep(pattern, mode=mode, limit=20, time_budget_s=0)  # warm-up
+            samples = by_pattern.setdefault(pattern, [])
             for _ in range(repeat):
                 _hits, seconds = common.timed(
-                    lambda p=pattern, m=mode: engine.grep(p, mode=m, limit=20)  # type: ignore[misc]
+                    lambda p=pattern, m=mode: engine.grep(p, mode=m, limit=20, time_budget_s=0)  # type: ignore[misc]
                 )
                 samples.append(seconds * 1000)
     return found
@@ -83,6 +93,7 @@ def import_and_grep(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from lossless.config import load_config
     from lossless.engine.engine import Engine
+    from lossless.engine.indexing import catch_up_all
     from lossless.store.postgres import PostgresStore
     from lossless.store.sqlite import SQLiteStore
 
@@ -94,9 +105,15 @@ def import_and_grep(
         with Engine.open(config=config, store=store) as engine:
             print(f"  {backend}: importing ...", flush=True)
             added, seconds = _import(engine, files)
-            print(f"  {backend}: {added:,} messages in {seconds:.1f} s; grep ...", flush=True)
-            results[backend] = {"messages": added, "seconds": seconds}
+            print(f"  {backend}: {added:,} messages in {seconds:.1f} s", flush=True)
+            results[backend] = {"messages": added, "seconds": seconds, "catch_up": 0.0}
+            if backend == "sqlite":
+                indexed, caught = common.timed(lambda: catch_up_all(engine.store))
+                results[backend]["catch_up"] = caught
+                print(f"  {backend}: trigram catch-up, {indexed:,} rows in {caught:.1f} s")
+            print(f"  {backend}: grep ...", flush=True)
             results[backend]["grep"] = _grep(engine, repeat)
+        shutil.rmtree(home, ignore_errors=True)
     return results["sqlite"], results["postgresql"]
 
 
@@ -209,30 +226,76 @@ def _start_server(url: str | None) -> Any:
     return server
 
 
-def report(
-    lite: dict[str, Any], pg: dict[str, Any], rows: list[dict[str, Any]], bytes_in: int
-) -> None:
-    table: list[list[object]] = [
+def _samples(result: dict[str, Any], cls: str) -> list[float]:
+    return [ms for runs in result["grep"][cls].values() for ms in runs]
+
+
+def import_rows(lite: dict[str, Any], pg: dict[str, Any]) -> list[list[object]]:
+    """(measure, SQLite, PostgreSQL, PostgreSQL / SQLite) rows of one size."""
+    with_catch_up = lite["seconds"] + lite["catch_up"]
+    rows: list[list[object]] = [
         [
             "import (messages/s)",
             lite["messages"] / lite["seconds"],
             pg["messages"] / pg["seconds"],
             f"{lite['seconds'] / pg['seconds']:.2f}x",
-        ]
+        ],
+        ["SQLite trigram catch-up (s)", lite["catch_up"], "-", "-"],
+        [
+            "import + catch-up (messages/s)",
+            lite["messages"] / with_catch_up,
+            pg["messages"] / pg["seconds"],
+            f"{with_catch_up / pg['seconds']:.2f}x",
+        ],
     ]
     for cls in lite["grep"]:
         for pct in (50, 95):
-            a = common.percentile(lite["grep"][cls], pct)
-            b = common.percentile(pg["grep"][cls], pct)
-            table.append([f"grep {cls} p{pct} (ms)", a, b, f"{b / a:.2f}x"])
-    common.print_table(
-        ["measure", "SQLite", "PostgreSQL", "PostgreSQL / SQLite"],
-        table,
-        title=(
-            f"{lite['messages']:,} messages ({bytes_in / common.MB:,.0f} MB of JSONL); "
-            "import ratio is PostgreSQL throughput over SQLite's, grep ratios are latency"
-        ),
-    )
+            a = common.percentile(_samples(lite, cls), pct)
+            b = common.percentile(_samples(pg, cls), pct)
+            rows.append([f"grep {cls} p{pct} (ms)", a, b, f"{b / a:.2f}x"])
+    return rows
+
+
+def report(
+    sizes: list[tuple[dict[str, Any], dict[str, Any], int]], rows: list[dict[str, Any]]
+) -> None:
+    for lite, pg, bytes_in in sizes:
+        common.print_table(
+            ["measure", "SQLite", "PostgreSQL", "PostgreSQL / SQLite"],
+            import_rows(lite, pg),
+            title=(
+                f"{lite['messages']:,} messages ({bytes_in / common.MB:,.0f} MB of JSONL); "
+                "import ratios are PostgreSQL throughput over SQLite's, grep ratios are latency"
+            ),
+        )
+        common.print_table(
+            ["class", "query", "SQLite median ms", "PostgreSQL median ms", "PostgreSQL / SQLite"],
+            [
+                [
+                    cls,
+                    pattern,
+                    common.median(runs),
+                    common.median(pg["grep"][cls][pattern]),
+                    f"{common.median(pg['grep'][cls][pattern]) / common.median(runs):.2f}x",
+                ]
+                for cls, by_pattern in lite["grep"].items()
+                for pattern, runs in by_pattern.items()
+            ],
+            title=f"{lite['messages']:,} messages: each query's median",
+        )
+    if len(sizes) > 1:
+        tables = [import_rows(lite, pg) for lite, pg, _ in sizes]
+        common.print_table(
+            ["measure", *(f"{lite['messages']:,} messages" for lite, _, _ in sizes)],
+            [
+                [row[0], *(table[i][3] for table in tables)]
+                for i, row in enumerate(tables[0])
+                if row[3] != "-"
+            ],
+            title="PostgreSQL / SQLite by size",
+        )
+    if not rows:
+        return
     base = rows[0]["messages"] / rows[0]["seconds"]
     common.print_table(
         ["workers", "conversations", "messages", "wall s", "messages/s", "speed-up", "jobs each"],
@@ -256,30 +319,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--messages", type=int, default=100_000, help="messages to import")
+    parser.add_argument(
+        "--messages", type=int, nargs="+", default=[100_000], help="messages to import (sizes)"
+    )
     parser.add_argument("--files", type=int, default=10, help="files (conversations) to import")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per grep query")
     parser.add_argument("--conversations", type=int, default=40, help="due for compaction")
     parser.add_argument("--per-conversation", type=int, default=300, help="messages in each")
     parser.add_argument("--url", help="an existing PostgreSQL server (default: embedded)")
+    parser.add_argument("--no-compaction", action="store_true", help="import and grep only")
     parser.add_argument("--quick", action="store_true", help="5,000 messages, small compaction")
     args = parser.parse_args(argv)
     if args.quick:
-        args.messages, args.repeat, args.conversations, args.per_conversation = 5_000, 1, 8, 100
+        args.messages, args.repeat, args.conversations, args.per_conversation = [5_000], 1, 8, 100
 
     common.print_machine()
     random.seed(7)
     scratch = Path(tempfile.mkdtemp(prefix="lcm-pg-bench-"))
     server = _start_server(args.url)
     try:
-        print(f"writing {args.messages:,} generated messages ...", flush=True)
-        corpus = bench_import.write_corpus(scratch / "corpus", args.messages, files=args.files)
-        url = server.create_database(prefix="lcm_bench_import")
-        lite, pg = import_and_grep(corpus.files, scratch, url, args.repeat)
-        server.drop_database(url)
-        print("compaction ...", flush=True)
-        rows = compaction(server, scratch, args.conversations, args.per_conversation)
-        report(lite, pg, rows, corpus.bytes)
+        sizes: list[tuple[dict[str, Any], dict[str, Any], int]] = []
+        for messages in args.messages:
+            print(f"writing {messages:,} generated messages ...", flush=True)
+            corpus = bench_import.write_corpus(scratch / "corpus", messages, files=args.files)
+            url = server.create_database(prefix="lcm_bench_import")
+            lite, pg = import_and_grep(corpus.files, scratch, url, args.repeat)
+            server.drop_database(url)
+            shutil.rmtree(scratch / "corpus", ignore_errors=True)
+            sizes.append((lite, pg, corpus.bytes))
+        rows: list[dict[str, Any]] = []
+        if not args.no_compaction:
+            print("compaction ...", flush=True)
+            rows = compaction(server, scratch, args.conversations, args.per_conversation)
+        report(sizes, rows)
     finally:
         server.destroy()
         shutil.rmtree(scratch, ignore_errors=True)
