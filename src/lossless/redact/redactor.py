@@ -314,6 +314,9 @@ _JSON_ESCAPE = re.compile(r"\\(?:[ntr]|.)", re.DOTALL)
 def _escape_view(text: str) -> str:
     if "\\" not in text:
         return text
+    if "\\\\" not in text:
+        # No escaped backslash: every "\n" is an escape (the common case, in C).
+        return text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
     return _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
 
 
