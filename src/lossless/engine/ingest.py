@@ -325,7 +325,9 @@ class Importer:
         counts: dict[str, int] = {}
         ready: list[NewMessage] = []
         for message in fresh:
-            message = dataclasses.replace(message, created_at=normalize_ts(message.created_at))
+            created_at = normalize_ts(message.created_at)
+            if created_at != message.created_at:
+                message = dataclasses.replace(message, created_at=created_at)
             if redactor is not None:
                 message = _redact(redactor, message, counts)
             problem = _text_problem(message)
