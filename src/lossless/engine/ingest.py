@@ -102,27 +102,35 @@ def _unstorable(text: str) -> str | None:
     return "a lone UTF-16 surrogate (invalid Unicode)"
 
 
+def _find_unstorable(value: object) -> str | None:
+    if isinstance(value, str):
+        return _unstorable(value)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _find_unstorable(k) or _find_unstorable(v)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found = _find_unstorable(v)
+            if found:
+                return found
+    return None
+
+
 def _text_problem(message: NewMessage) -> str | None:
     """Why a message cannot be stored as given (it is quarantined instead), or None."""
-
-    def find(value: object) -> str | None:
-        if isinstance(value, str):
-            return _unstorable(value)
-        if isinstance(value, dict):
-            for k, v in value.items():
-                found = find(k) or find(v)
-                if found:
-                    return found
-        if isinstance(value, list | tuple):
-            for v in value:
-                found = find(v)
-                if found:
-                    return found
-        return None
-
-    found = find(message.content) or find(message.metadata)
+    found = _unstorable(message.content)
+    if found is None and message.metadata:
+        found = _find_unstorable(message.metadata)
     for part in message.parts:
-        found = found or find([part.text, part.tool_name, part.tool_call_id, part.metadata])
+        if found is not None:
+            break
+        for text in (part.text, part.tool_name, part.tool_call_id):
+            if text and (found := _unstorable(text)):
+                break
+        if found is None and part.metadata:
+            found = _find_unstorable(part.metadata)
     if found is None:
         return None
     return (
