@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -100,9 +103,14 @@ def test_lcm_import_indexes_or_hands_the_backlog_to_the_worker(
         return
     # A real detached `lcm worker` builds it.
     assert report["substring_index_backlog"] == 200 and report["worker_pid"]
-    deadline = time.monotonic() + 60
-    with Engine.open(lcm_home) as engine:
-        while engine.store.search.index_backlog():
-            assert time.monotonic() < deadline, (lcm_home / "logs" / "worker.log").read_text()
-            time.sleep(0.2)
-        assert len(regex(engine, "ZX0019[0-9]Q")) == 10
+    try:
+        deadline = time.monotonic() + 60
+        with Engine.open(lcm_home) as engine:
+            while engine.store.search.index_backlog():
+                assert time.monotonic() < deadline, (lcm_home / "logs" / "worker.log").read_text()
+                time.sleep(0.2)
+            assert len(regex(engine, "ZX0019[0-9]Q")) == 10
+    finally:
+        # Done with it: do not leave it idling until its timeout.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(report["worker_pid"], signal.SIGTERM)
