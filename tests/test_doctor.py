@@ -141,7 +141,10 @@ def test_store_worker_summarizer_and_log_problems(
     tmp_path: Path, shared_data: Path, lcm_home: Path
 ) -> None:
     with Engine.open() as engine:
-        result = engine.import_file(
+        # As a large `lcm import` leaves it, with the worker it started gone.
+        importer = engine.importer()
+        importer.defer_substring_index = True
+        result = importer.import_file(
             shared_data / "claude-code/spotter/short.jsonl", "claude-code", final=True
         )
         assert result.conversation_id is not None
@@ -167,6 +170,8 @@ def test_store_worker_summarizer_and_log_problems(
     log = checks[("hooks", "recent errors")]
     assert log["status"] == "warn" and "1 of 2" in log["detail"]
     assert checks[("store", "migrations")]["status"] == "ok"
+    index = checks[("worker", "substring index")]
+    assert index["status"] == "warn" and f"{result.messages_added} message(s)" in index["detail"]
 
     text = lcm("doctor", env=env, cwd=tmp_path)
     assert text.returncode == 1

@@ -510,6 +510,22 @@ def check_store_and_worker(config: Config) -> list[Check]:
                     else "not running; nothing waiting",
                 )
             )
+        backlog = store.search.index_backlog()
+        if backlog and worker_pid is None:
+            checks.append(
+                Check(
+                    "worker",
+                    "substring index",
+                    "warn",
+                    f"{backlog} message(s) are not in the substring index yet and no worker "
+                    "is building it (regex grep reads them one by one meanwhile)",
+                    "run `lcm worker --once`",
+                )
+            )
+        elif backlog:
+            checks.append(
+                Check("worker", "substring index", "ok", f"{backlog} message(s) left to index")
+            )
         failed = [c for c in conversations if c.metadata.get(LAST_ERROR)]
         if failed:
             last = max(failed, key=lambda c: float(c.metadata.get(DONE_AT) or 0))
