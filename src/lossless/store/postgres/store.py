@@ -285,13 +285,38 @@ class PostgresStore:
             raise describe_error(exc, self.target, in_transaction=True) from exc
 
     @contextmanager
+    def _pinned(self) -> Iterator[None]:
+        """Run this thread's calls in the block on one pooled connection.
+
+        Outside a transaction every call borrows a connection of its own, and
+        the pool checks each one with a round trip; a search that makes a few
+        calls makes them on one connection instead. Statements still commit
+        one by one.
+        """
+        self._check_open()
+        if self._current() is not None or getattr(self._local, "pinned", None) is not None:
+            yield
+            return
+        with translated(self.target, in_transaction=False), self._borrow() as conn:
+            self._local.pinned = conn
+            try:
+                yield
+            finally:
+                self._local.pinned = None
+
+    @contextmanager
     def _connection(self) -> Iterator[Conn]:
-        """The thread's transaction connection if one is open, else a pooled one."""
+        """The thread's transaction (or pinned) connection if it has one, else a pooled one."""
         self._check_open()
         current = self._current()
         if current is not None:
             with translated(self.target, in_transaction=True):
                 yield current
+            return
+        pinned: Conn | None = getattr(self._local, "pinned", None)
+        if pinned is not None:
+            with translated(self.target, in_transaction=False):
+                yield pinned
             return
         with translated(self.target, in_transaction=False), self._borrow() as conn:
             yield conn
@@ -1245,6 +1270,7 @@ class _Search(_Repo):
         _check_text(query.session_id, "session id")
         _check_text(query.project, "project")
         _check_text(query.since, "since")
+        words: list[str] = []
         if query.mode == "full_text":
             words = fulltext.query_words(query.pattern)
         else:
@@ -1252,6 +1278,10 @@ class _Search(_Repo):
         limit = max(0, query.limit)
         if limit == 0:
             return GrepHits()
+        with self.s._pinned():
+            return self._grep(query, words, limit)
+
+    def _grep(self, query: GrepQuery, words: builtins.list[str], limit: int) -> GrepHits:
         budget = ScanBudget(query.time_budget_s)
         hits: list[SearchHit] = []
         if query.mode == "full_text":
@@ -1300,58 +1330,59 @@ class _Search(_Repo):
         self, query: GrepQuery, words: builtins.list[str], limit: int, *, kind: str
     ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, kind)
+        if kind == "message":
+            alias, table, at = "m", "messages", "created_at"
+        else:
+            alias, table, at = "s", "summaries", "latest_at"
         either = " || ".join(["search_word(%s)"] * len(words))
-        # As on SQLite (full_text_passes): rows holding every word first, then
-        # any word only if that left the page short. Ranking is the costly
-        # part (ts_rank reads each candidate's tsvector) and a common word
-        # matches a large share of the store; all words together match few.
-        passes = (
-            [either] if len(words) == 1 else [" && ".join(["search_word(%s)"] * len(words)), either]
+        every = " && ".join(["search_word(%s)"] * len(words))
+        # Ranked by the any-word query in every pass, so that a row's rank
+        # does not depend on the pass that found it. ts_rank is
+        # higher-is-better; negated so that, as with FTS5's bm25 rank,
+        # ascending order puts the best hit first, and halved for a
+        # sub-agent's match as on SQLite.
+        ranked = (
+            f"SELECT {alias}.id, {alias}.{at} AS at, "
+            f"-ts_rank({alias}.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
+            f"FROM {table} {alias} JOIN conversations c ON c.id = {alias}.conversation_id, q "
+            "WHERE {gate}" + f"{alias}.search_document @@ q.{{match}}{where} "
+            f"ORDER BY rank, {alias}.{at} DESC NULLS LAST, {alias}.id DESC LIMIT %s"
         )
-        found: dict[Any, Row] = {}
-        for match in passes:
-            # Ranked by the any-word query in both passes, so that a row's
-            # rank does not depend on the pass that found it. ts_rank is
-            # higher-is-better; negated so that, as with FTS5's bm25 rank,
-            # ascending order puts the best hit first, and halved for a
-            # sub-agent's match as on SQLite.
-            # The content (for snippets) is read for the page only: read
-            # beside the rank, it was detoasted for every candidate.
-            if kind == "message":
-                sql = (
-                    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at AS at, "
-                    f"left(m.content, {fulltext.INDEXED_CHARS}) AS content, "
-                    "c.session_id, c.project, r.rank FROM ("
-                    "SELECT m.id, m.created_at, "
-                    f"-ts_rank(m.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
-                    "FROM messages m JOIN conversations c ON c.id = m.conversation_id, "
-                    f"(SELECT {match} AS want, {either} AS q) AS q "
-                    f"WHERE m.search_document @@ q.want{where} "
-                    "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT %s) AS r "
-                    "JOIN messages m ON m.id = r.id "
-                    "JOIN conversations c ON c.id = m.conversation_id "
-                    "ORDER BY r.rank, r.created_at DESC, r.id DESC"
-                )
-            else:
-                sql = (
-                    "SELECT s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role, "
-                    f"s.latest_at AS at, left(s.content, {fulltext.INDEXED_CHARS}) AS content, "
-                    "c.session_id, c.project, r.rank FROM ("
-                    "SELECT s.id, s.latest_at, "
-                    f"-ts_rank(s.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
-                    "FROM summaries s JOIN conversations c ON c.id = s.conversation_id, "
-                    f"(SELECT {match} AS want, {either} AS q) AS q "
-                    f"WHERE s.search_document @@ q.want{where} "
-                    "ORDER BY rank, s.latest_at DESC NULLS LAST, s.id DESC LIMIT %s) AS r "
-                    "JOIN summaries s ON s.id = r.id "
-                    "JOIN conversations c ON c.id = s.conversation_id "
-                    "ORDER BY r.rank, r.latest_at DESC NULLS LAST, r.id DESC"
-                )
-            for r in self.s._q(sql, [*words, *words, *params, limit]):
-                found.setdefault(r["id"], r)
-            if len(found) >= limit:
-                break
-        rows = list(found.values())
+        if len(words) == 1:
+            passes = f"r AS ({ranked.format(gate='', match='q')})"
+            pass_params = [*params, limit]
+        else:
+            # As on SQLite (full_text_passes): rows holding every word first,
+            # then rows holding any word only if that left the page short (the
+            # gate is evaluated once; when it fails, that scan never runs).
+            # Ranking is the costly part and one common word matches a large
+            # share of the store; all the words together match few rows.
+            passes = (
+                f"every AS ({ranked.format(gate='', match='every')}), "
+                "anyword AS ("
+                + ranked.format(gate="(SELECT count(*) FROM every) < %s AND ", match="q")
+                + "), r AS (SELECT * FROM every UNION ALL "
+                "SELECT * FROM anyword WHERE id NOT IN (SELECT id FROM every))"
+            )
+            pass_params = [*params, limit, limit, *params, limit]
+        columns = (
+            "m.id, m.conversation_id, m.seq, m.role"
+            if kind == "message"
+            else "s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role"
+        )
+        # The content (for snippets) is read for the page only: read beside
+        # the rank, it was fetched for every candidate.
+        sql = (
+            f"WITH q AS MATERIALIZED (SELECT {either} AS q"
+            + (f", {every} AS every" if len(words) > 1 else "")
+            + f"), {passes} "
+            f"SELECT {columns}, r.at, left({alias}.content, {fulltext.INDEXED_CHARS}) AS content, "
+            f"c.session_id, c.project, r.rank FROM r JOIN {table} {alias} ON {alias}.id = r.id "
+            f"JOIN conversations c ON c.id = {alias}.conversation_id "
+            f"ORDER BY r.rank, r.at DESC NULLS LAST, r.id DESC"
+        )
+        query_params = [*words, *words] if len(words) > 1 else [*words]
+        rows = self.s._q(sql, [*query_params, *pass_params])
         return [
             SearchHit(
                 kind="message" if kind == "message" else "summary",
