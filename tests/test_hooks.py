@@ -647,6 +647,8 @@ HOOK_MUST_NOT_IMPORT = (
     "tomllib",
     "tempfile",
     "importlib.resources",
+    "uuid",  # and platform: only new summaries, files and memories need an id
+    "queue",  # the pattern checker's, only for `lcm sensitive add`
 )
 
 _STATE_AFTER_HOOK = """

@@ -25,16 +25,17 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-import queue
 import re
-import subprocess
 import sys
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from lossless.errors import InputError
+
+if TYPE_CHECKING:
+    import queue
+    import subprocess
 
 Scope = Literal["global", "project"]
 SCOPES: Final[tuple[Scope, ...]] = ("global", "project")
@@ -359,6 +360,11 @@ sys.stdout.write("done\n"); sys.stdout.flush()
 
 
 def _run_adversarial(regex: str, tree: Any, timeout: float) -> None:
+    # Imported here: every hook loads this module, few ever check a pattern.
+    import queue
+    import subprocess
+    import threading
+
     units, prefixes = adversarial_units(tree)
     job: dict[str, object] = {"regex": regex, "units": units, "prefixes": prefixes}
     job |= {"short": SHORT_RUN, "long": LONG_RUN}
@@ -414,6 +420,8 @@ def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
 
 
 def _next_line(lines: queue.Queue[str], timeout: float) -> str | None:
+    import queue
+
     try:
         return lines.get(timeout=timeout)
     except queue.Empty:

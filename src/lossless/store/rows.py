@@ -10,9 +10,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lossless.errors import InputError
 from lossless.models import (
@@ -25,6 +24,9 @@ from lossless.models import (
     SearchHit,
     Summary,
 )
+
+if TYPE_CHECKING:
+    from uuid import UUID
 from lossless.store.contract import Memory
 from lossless.timeutil import utc_now_iso
 
@@ -34,6 +36,14 @@ class Row(Protocol):
 
 
 Decode = Callable[[Any], Any]
+
+
+def random_uuid() -> UUID:
+    """A random UUID; ``uuid`` (which loads ``platform``) is imported only when one is made,
+    which a hook that only appends messages never does."""
+    import uuid
+
+    return uuid.uuid4()
 
 
 def check_text(value: str | None, what: str) -> None:
@@ -108,7 +118,7 @@ def new_summary(summary: NewSummary) -> Summary:
     UUID, so two summaries of the same text never collide.
     """
     created_at = utc_now_iso()
-    digest = hashlib.sha256(f"{summary.content}\x1f{created_at}\x1f{uuid.uuid4()}".encode())
+    digest = hashlib.sha256(f"{summary.content}\x1f{created_at}\x1f{random_uuid()}".encode())
     fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(summary)}
     fields["file_ids"] = tuple(summary.file_ids)
     return Summary(id=f"sum_{digest.hexdigest()[:16]}", created_at=created_at, **fields)
@@ -117,7 +127,7 @@ def new_summary(summary: NewSummary) -> Summary:
 def new_large_file(large_file: NewLargeFile) -> LargeFile:
     """The stored form of a new large file: a fresh ``file_`` id and creation time."""
     fields = {f.name: getattr(large_file, f.name) for f in dataclasses.fields(large_file)}
-    return LargeFile(id=f"file_{uuid.uuid4().hex[:16]}", created_at=utc_now_iso(), **fields)
+    return LargeFile(id=f"file_{random_uuid().hex[:16]}", created_at=utc_now_iso(), **fields)
 
 
 def large_file(row: Row) -> LargeFile:

@@ -16,7 +16,6 @@ import re
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -1589,7 +1588,7 @@ class _Memories(_Repo):
                 )
             created_at = memory.created_at or utc_now_iso()
             digest = hashlib.sha256(
-                f"{memory.project}\x1f{text_hash}\x1f{uuid.uuid4()}".encode()
+                f"{memory.project}\x1f{text_hash}\x1f{rows.random_uuid()}".encode()
             ).hexdigest()
             memory_id = f"mem_{digest[:16]}"
             self.db.execute(
