@@ -797,3 +797,63 @@ def test_sub_agent_matches_rank_below_their_session_like_sqlite(
             assert [h.conversation_id for h in hits] == [parent, child], backend.backend
     finally:
         lite.close()
+
+
+def test_a_long_regex_scan_matches_sqlite_page_after_page(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Common literals, sparse matches, tied times and summaries without a time:
+    the scan goes through every LIMIT page and on into the cursor, and keeps
+    SQLite's order (newest first, then id descending, timeless summaries last)."""
+
+    def seed(s: Store) -> None:
+        cid = conv(s)
+        with s.transaction() as tx:
+            tx.messages.append(
+                cid,
+                [
+                    # Five messages share each time (ties are broken by id),
+                    # and ids do not follow times.
+                    msg(
+                        f"row {n} end",
+                        f"k{n}",
+                        at=f"2026-01-01T{t // 300:02d}:{t // 5 % 60:02d}:00.000Z",
+                    )
+                    for n in range(3_000)
+                    for t in [n * 1_001 % 3_000]
+                ],
+            )
+            for n in range(1_150):
+                at = None if n % 2 else f"2026-02-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+                tx.summaries.create(
+                    NewSummary(cid, "leaf", 0, f"row {n} end of summary", 5, at, at)
+                )
+
+    lite = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        seed(lite)
+        seed(store)
+        for query in (
+            GrepQuery(r"row \d*7 end", mode="regex", scope="messages", limit=1_000),
+            GrepQuery(r"row \d*3 end", mode="regex", scope="messages", limit=250),
+        ):
+            ours = [(h.id, h.snippet, h.created_at) for h in store.search.grep(query)]
+            theirs = [(h.id, h.snippet, h.created_at) for h in lite.search.grep(query)]
+            assert ours == theirs, query
+            assert len(ours) > 200, query
+        # Summary ids differ between the stores, and timeless summaries are
+        # ordered by id: the same hits, each store in its own id order.
+        query = GrepQuery(r"row \d*[05] end of", mode="regex", scope="summaries", limit=1_000)
+        for backend in (lite, store):
+            hits = backend.search.grep(query)
+            assert len(hits) == 230
+            timed = [(h.created_at, h.id) for h in hits if h.created_at is not None]
+            timeless = [h.id for h in hits if h.created_at is None]
+            assert [(h.created_at, h.id) for h in hits] == sorted(timed, reverse=True) + [
+                (None, i) for i in sorted(timeless, reverse=True)
+            ]
+        assert {h.snippet for h in store.search.grep(query)} == {
+            h.snippet for h in lite.search.grep(query)
+        }
+    finally:
+        lite.close()

@@ -93,11 +93,11 @@ from lossless.tokens import estimate_tokens
 Row = dict[str, Any]
 Conn = psycopg.Connection[Row]
 
-# Rows fetched per round trip when regex grep scans candidates newest first:
-# the first page is small because most greps find their hits among the newest
-# candidates; later pages grow to REGEX_PAGE.
-REGEX_FIRST_PAGE = 50
-REGEX_PAGE = 500
+# Regex grep reads candidates newest first: LIMIT queries of these sizes
+# (most greps are done within the first), then a cursor read in pages of
+# REGEX_CURSOR_PAGE rows.
+REGEX_PAGES = (100, 1_000)
+REGEX_CURSOR_PAGE = 1_000
 
 # As on SQLite: a sub-agent's match ranks below an equal one from the session
 # that started it (ranks are negative, best lowest), while a much better
@@ -1427,50 +1427,81 @@ class _Search(_Repo):
             operator = "ILIKE" if regex.flags & re.IGNORECASE else "LIKE"
             prefilter = f" AND {alias}.content {operator} %s"
             pre_params = [f"%{_like_escape(literal)}%"]
-        # A summary without latest_at sorts last, as in SQLite.
-        sql = (
+        base = (
             f"SELECT {columns}, c.session_id, c.project FROM {table} "
             f"JOIN conversations c ON c.id = {alias}.conversation_id "
-            f"WHERE true{prefilter}{where} ORDER BY {at} DESC NULLS LAST, {alias}.id DESC"
+            f"WHERE true{prefilter}{where}"
         )
+        # A summary without latest_at sorts last, as in SQLite. A message
+        # always has a time, and without NULLS LAST its order is the time
+        # index's, read backwards.
+        nullable = kind == "summary"
+        order = f" ORDER BY {at} DESC{' NULLS LAST' if nullable else ''}, {alias}.id DESC"
+        base_params = [*pre_params, *params]
         hits: list[SearchHit] = []
-        # One query read through a server-side cursor, in growing pages. Keyset
-        # pages (one query each) cost a fresh index scan or sort per page, and
-        # paid for it over and over when a common literal met a rare regex.
+
+        def scan(rows: builtins.list[Row]) -> bool:
+            """Match ``rows``; True once the page is full or the time budget spent."""
+            for r in rows:
+                if budget.spent(r["at"]):
+                    return True
+                found = regex.search(r["content"])
+                if found is None:
+                    continue
+                hits.append(
+                    SearchHit(
+                        kind="message" if kind == "message" else "summary",
+                        id=str(r["id"]),
+                        conversation_id=r["conversation_id"],
+                        role=r["role"],
+                        created_at=r["at"],
+                        snippet=snippet_around(r["content"], found.start(), found.end()),
+                        seq=r["seq"],
+                        session_id=r["session_id"],
+                        project=r["project"],
+                    )
+                )
+                if len(hits) >= limit:
+                    return True
+            return False
+
+        # First a few LIMIT queries: the planner sees how few rows are wanted
+        # and walks the time index backwards when the literal is common (the
+        # usual case: done within the first page), or sorts the index's few
+        # candidates when it is rare.
+        older: tuple[str, builtins.list[Any]] = ("", [])
+        for size in REGEX_PAGES:
+            rows = self.s._q(base + older[0] + order + f" LIMIT {size}", [*base_params, *older[1]])
+            if scan(rows) or len(rows) < size:
+                return hits
+            older = _older_than(alias, at, rows[-1], nullable=nullable)
+        # Then one query for everything older, read through a server-side
+        # cursor: more LIMIT queries would each scan the candidates again.
         with (
             self.s._connection() as conn,
             conn.transaction(),
             conn.cursor(name="lcm_grep_regex") as cursor,
         ):
-            cursor.execute(sql, [*pre_params, *params])
-            page = REGEX_FIRST_PAGE
-            while len(hits) < limit:
-                rows = cursor.fetchmany(page)
-                for r in rows:
-                    if budget.spent(r["at"]):
-                        return hits
-                    found = regex.search(r["content"])
-                    if found is None:
-                        continue
-                    hits.append(
-                        SearchHit(
-                            kind="message" if kind == "message" else "summary",
-                            id=str(r["id"]),
-                            conversation_id=r["conversation_id"],
-                            role=r["role"],
-                            created_at=r["at"],
-                            snippet=snippet_around(r["content"], found.start(), found.end()),
-                            seq=r["seq"],
-                            session_id=r["session_id"],
-                            project=r["project"],
-                        )
-                    )
-                    if len(hits) >= limit:
-                        break
-                if len(rows) < page:
-                    break
-                page = min(page * 4, REGEX_PAGE)
-        return hits
+            cursor.execute(base + older[0] + order, [*base_params, *older[1]])
+            while True:
+                rows = cursor.fetchmany(REGEX_CURSOR_PAGE)
+                if scan(rows) or len(rows) < REGEX_CURSOR_PAGE:
+                    return hits
+
+
+def _older_than(
+    alias: str, at: str, last: Row, *, nullable: bool
+) -> tuple[str, builtins.list[Any]]:
+    """The condition for rows after ``last`` in newest-first order (NULL times last)."""
+    if not nullable:
+        # A row comparison the (time, id) index can start from.
+        return f" AND ({at}, {alias}.id) < (%s, %s)", [last["at"], last["id"]]
+    if last["at"] is None:
+        return f" AND {at} IS NULL AND {alias}.id < %s", [last["id"]]
+    return (
+        f" AND ({at} < %s OR {at} IS NULL OR ({at} = %s AND {alias}.id < %s))",
+        [last["at"], last["at"], last["id"]],
+    )
 
 
 def _like_escape(text: str) -> str:
