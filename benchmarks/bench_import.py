@@ -413,15 +413,13 @@ def real_transcripts() -> list[Path]:
 
 def _child_lcm(home: Path, paths: Sequence[Path], generic: bool) -> dict[str, Any]:
     from lossless import Engine
-    from lossless.engine.indexing import catch_up_all
     from lossless.engine.ingest import expand_paths
 
     with Engine.open(home) as engine:
         files = expand_paths(paths)
         # As `lcm import` does: the trigram index is built after the import
         # (by the worker, or by `lcm import` itself for a small backlog).
-        importer = engine.importer()
-        importer.defer_substring_index = True
+        importer = engine.importer(defer_substring_index=True)
         start, cpu = common.clock(), common.cpu_seconds()
         added = skipped = problems = 0
         for path in files:
@@ -433,7 +431,7 @@ def _child_lcm(home: Path, paths: Sequence[Path], generic: bool) -> dict[str, An
             problems += len(result.problems)
         seconds, cpu = common.clock() - start, common.cpu_seconds() - cpu
         start, index_cpu = common.clock(), common.cpu_seconds()
-        indexed = catch_up_all(engine.store)
+        indexed = engine.build_search_index()
         index_seconds = common.clock() - start
         index_cpu = common.cpu_seconds() - index_cpu
         if indexed != added:

@@ -142,8 +142,7 @@ def test_store_worker_summarizer_and_log_problems(
 ) -> None:
     with Engine.open() as engine:
         # As a large `lcm import` leaves it, with the worker it started gone.
-        importer = engine.importer()
-        importer.defer_substring_index = True
+        importer = engine.importer(defer_substring_index=True)
         result = importer.import_file(
             shared_data / "claude-code/spotter/short.jsonl", "claude-code", final=True
         )

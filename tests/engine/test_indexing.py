@@ -40,8 +40,7 @@ def test_a_deferred_import_is_searchable_before_and_after_indexing(
     tmp_path: Path, lcm_home: Path
 ) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer()
-        importer.defer_substring_index = True
+        importer = engine.importer(defer_substring_index=True)
         importer.import_file(write_messages(tmp_path / "b.jsonl", 300), "generic", final=True)
         assert engine.store.search.index_backlog() == 300
         before = [regex(engine, r"ZX0012\dQ"), regex(engine, "ZX00299Q"), regex(engine, "nope")]
@@ -57,8 +56,7 @@ def test_a_deferred_import_is_searchable_before_and_after_indexing(
 
 def test_small_writes_do_not_index_a_bulk_backlog_inline(tmp_path: Path, lcm_home: Path) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer()
-        importer.defer_substring_index = True
+        importer = engine.importer(defer_substring_index=True)
         importer.import_file(write_messages(tmp_path / "b.jsonl", 60), "generic", final=True)
         # Stands in for a backlog above the inline limit: a hook's ingest
         # must leave it to the worker rather than index it all in the hook.
@@ -71,8 +69,7 @@ def test_the_worker_builds_the_backlog_and_can_stop_between_chunks(
     tmp_path: Path, lcm_home: Path
 ) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer()
-        importer.defer_substring_index = True
+        importer = engine.importer(defer_substring_index=True)
         importer.import_file(write_messages(tmp_path / "b.jsonl", 4500), "generic", final=True)
         # Read for the deadline, before the first chunk, before the second.
         ticks = iter([0.0, 0.0, 100.0])
@@ -114,3 +111,15 @@ def test_lcm_import_indexes_or_hands_the_backlog_to_the_worker(
         # Done with it: do not leave it idling until its timeout.
         with contextlib.suppress(ProcessLookupError):
             os.kill(report["worker_pid"], signal.SIGTERM)
+
+
+def test_engine_builds_the_search_index_on_request(tmp_path: Path, lcm_home: Path) -> None:
+    with Engine.open(lcm_home) as engine:
+        engine.importer(defer_substring_index=True).import_file(
+            write_messages(tmp_path / "b.jsonl", 2_500), "generic", final=True
+        )
+        chunks: list[int] = []
+        assert engine.build_search_index(progress=chunks.append) == 2_500
+        assert chunks == [indexing.CHUNK_ROWS, 2_500 - indexing.CHUNK_ROWS]
+        assert engine.store.search.index_backlog() == 0
+        assert engine.build_search_index() == 0

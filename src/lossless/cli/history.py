@@ -98,8 +98,7 @@ def import_cmd(
                 err=True,
             )
     engine = state.engine()
-    importer = engine.importer(project_override=project)
-    importer.defer_substring_index = True
+    importer = engine.importer(project_override=project, defer_substring_index=True)
     total = sum(_size(p) for _, p in files)
     results = []
     show_bar = not quiet and not as_json and total > 0
@@ -197,7 +196,6 @@ def _index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
 
     Returns the backlog left and the pid of a worker started for it.
     """
-    from lossless.engine.indexing import catch_up_all
     from lossless.worker import start_detached
 
     backlog = engine.store.search.index_backlog()
@@ -207,7 +205,7 @@ def _index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
         with click.progressbar(
             length=backlog, label="Indexing for substring search", file=sys.stderr, hidden=quiet
         ) as bar:
-            catch_up_all(engine.store, progress=bar.update)
+            engine.build_search_index(progress=bar.update)
         return engine.store.search.index_backlog(), None
     return backlog, start_detached(engine.config)
 

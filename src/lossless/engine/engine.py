@@ -156,13 +156,30 @@ class Engine:
 
         return [store_large_content, count_tokens]
 
-    def importer(self, *, project_override: str | None = None) -> Importer:
+    def importer(
+        self, *, project_override: str | None = None, defer_substring_index: bool = False
+    ) -> Importer:
+        """An importer for this store. ``defer_substring_index`` leaves the trigram
+        index of what it imports to ``build_search_index`` (or the worker), as
+        ``lcm import`` does; otherwise each file's messages are indexed at once
+        unless the backlog is large (``engine.indexing``)."""
         return Importer(
             self.store,
             redactors=self.redactors,
             prepare=self.message_prep(),
             project_override=project_override,
+            defer_substring_index=defer_substring_index,
         )
+
+    def build_search_index(self, progress: Callable[[int], None] | None = None) -> int:
+        """Add every message not yet in the substring (trigram) index; how many.
+
+        Grep finds those messages either way; this makes regex grep fast again
+        after a large import. ``progress`` gets the count of each chunk.
+        """
+        from lossless.engine.indexing import catch_up_all
+
+        return catch_up_all(self.store, progress=progress)
 
     def import_file(
         self,
