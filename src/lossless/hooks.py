@@ -574,7 +574,7 @@ def _defer(
         if backlog <= inline_bytes:
             lock.release()
             return False
-    import subprocess
+    from lossless.worker import spawn_detached
 
     config = engine.config
     argv = [sys.executable, "-m", "lossless", "--home", str(config.home), "hook", event]
@@ -587,30 +587,12 @@ def _defer(
         argv += ["--lock-fd", str(passed[0])]
     else:
         lock.release()
-    config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        with (config.log_dir / "worker.log").open("ab") as err:
-            child = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd=str(config.home),
-                close_fds=True,
-                pass_fds=passed,
-                start_new_session=True,
-            )
-    finally:
-        for fd in passed:
-            os.close(fd)
     brief = {k: payload[k] for k in _BACKGROUND_FIELDS if k in payload}
-    assert child.stdin is not None
-    child.stdin.write(json.dumps(brief).encode("utf-8"))
-    child.stdin.close()
+    pid = spawn_detached(config, argv, stdin=json.dumps(brief).encode("utf-8"), pass_fds=passed)
     if backlog < 0:
-        outcome.notes.append(f"final import queued behind the running one: {child.pid}")
+        outcome.notes.append(f"final import queued behind the running one: {pid}")
     else:
-        outcome.notes.append(f"{backlog} bytes to read: background import {child.pid}")
+        outcome.notes.append(f"{backlog} bytes to read: background import {pid}")
     return True
 
 

@@ -222,21 +222,41 @@ def start_detached(config: Config) -> int | None:
     """
     if running_worker_pid(config.home) is not None:
         return None
+    # Two hooks may both get here; the second worker finds the lock taken and
+    # exits at once, so the race costs one short-lived process.
+    return spawn_detached(config, worker_command(config))
+
+
+def spawn_detached(
+    config: Config, argv: list[str], *, stdin: bytes | None = None, pass_fds: tuple[int, ...] = ()
+) -> int:
+    """Start ``argv`` in its own session, stderr to ``logs/worker.log``; its pid.
+
+    ``stdin`` is written to the child and closed; ``pass_fds`` stay open in
+    it (closed here once passed on).
+    """
     import subprocess
 
     config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with (config.log_dir / "worker.log").open("ab") as err:
-        child = subprocess.Popen(
-            worker_command(config),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            cwd=str(config.home),
-            close_fds=True,
-            start_new_session=True,
-        )
-    # Two hooks may both get here; the second worker finds the lock taken and
-    # exits at once, so the race costs one short-lived process.
+    try:
+        with (config.log_dir / "worker.log").open("ab") as err:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=str(config.home),
+                close_fds=True,
+                pass_fds=pass_fds,
+                start_new_session=True,
+            )
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
+    if stdin is not None:
+        assert child.stdin is not None
+        child.stdin.write(stdin)
+        child.stdin.close()
     return child.pid
 
 
