@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.redact.redact_corpus import Gen
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart
@@ -409,3 +411,13 @@ def test_a_token_after_an_escaped_newline_in_json_text_is_found(escape: str) -> 
     # An escaped backslash followed by a letter is text, as in the decoded string.
     literal = json.dumps({"content": "x\\n" + token})
     assert Redactor().redact_json(literal).counts == Redactor().redact_text("x\\n" + token).counts
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='\\\\ntr"ab \\x00', max_size=40))
+def test_the_escape_view_reads_escapes_left_to_right(text: str) -> None:
+    from lossless.redact.redactor import _JSON_ESCAPE, _escape_view
+
+    slow = _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
+    assert _escape_view(text) == slow
+    assert len(_escape_view(text)) == len(text)

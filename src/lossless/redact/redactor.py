@@ -314,10 +314,15 @@ _JSON_ESCAPE = re.compile(r"\\(?:[ntr]|.)", re.DOTALL)
 def _escape_view(text: str) -> str:
     if "\\" not in text:
         return text
-    if "\\\\" not in text:
-        # No escaped backslash: every "\n" is an escape (the common case, in C).
-        return text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
-    return _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
+    if "\\\\" in text:
+        if "\x00" in text:  # not JSON text: the slow, exact way
+            return _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
+        # An escaped backslash is set aside first so its second half cannot
+        # start an escape ("\\\\n" is a backslash and an "n").
+        text = text.replace("\\\\", "\x00\x00")
+        text = text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
+        return text.replace("\x00\x00", "\\\\")
+    return text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
 
 
 #: Occurrences of a part text tried before scanning it on its own instead.
