@@ -35,8 +35,11 @@ def test_export_then_import_into_another_home(tmp_path: Path) -> None:
 
     code, out, _ = run("--home", str(target), "import", "--from-export", str(file), "--json")
     assert code == 0, out
-    added = json.loads(out)["added"]
+    report = json.loads(out)
+    added = report["added"]
     assert added["message"] == lines[-1]["counts"]["message"] and added["memory"] == 1
+    # A small import builds its substring index before returning.
+    assert (report["substring_index_backlog"], report["worker_pid"]) == (0, None)
     code, again, _ = run("--home", str(target), "import", "--from-export", "-", stdin=stdout_export)
     assert code == 0 and "already stored" in again
     assert run("--home", str(target), "export")[1] == stdout_export

@@ -123,7 +123,7 @@ def import_cmd(
             bar.update(max(0, _size(path) - result.resumed_from - before))
             results.append(result)
 
-    backlog, worker_pid = _index_imported(engine, quiet=not show_bar)
+    backlog, worker_pid = index_imported(engine, quiet=not show_bar)
     added = sum(r.messages_added for r in results)
     skipped = sum(r.messages_skipped for r in results)
     failed = [r for r in results if r.error]
@@ -191,7 +191,7 @@ def import_cmd(
 IMPORT_INDEX_INLINE_ROWS = 50_000
 
 
-def _index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
+def index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
     """Build the substring index for what the import added, or hand it to the worker.
 
     Returns the backlog left and the pid of a worker started for it.

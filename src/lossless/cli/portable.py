@@ -98,8 +98,18 @@ def import_from_export(state: CliState, path: Path, *, quiet: bool, as_json: boo
     finally:
         if stream is not sys.stdin:
             stream.close()
+    from lossless.cli.history import index_imported
+
+    backlog, worker_pid = index_imported(engine, quiet=quiet or as_json)
     if as_json:
-        emit_json({"added": report.added, "skipped": report.skipped})
+        emit_json(
+            {
+                "added": report.added,
+                "skipped": report.skipped,
+                "substring_index_backlog": backlog,
+                "worker_pid": worker_pid,
+            }
+        )
         return
     kinds = sorted(set(report.added) | set(report.skipped))
     if kinds:
