@@ -1164,8 +1164,10 @@ class _Search(_Repo):
         if query.mode == "full_text":
             rows: dict[int, Any] = {}
             for match in full_text_passes(query.pattern):
-                page: builtins.list[Any] | None = self._ranked_from_best(
-                    match, where, params, limit
+                # With filters (a project, a session) the best rows may all be
+                # filtered out, and a failed attempt would cost a second ranking.
+                page: builtins.list[Any] | None = (
+                    None if where else self._ranked_from_best(match, where, params, limit)
                 )
                 if page is None:
                     page = self.s._q(
@@ -1259,6 +1261,7 @@ class _Search(_Repo):
         weight only makes a rank worse). The page is exact when its last row
         ranks strictly better than every row left out; otherwise (ties at the
         cut, or filters that leave the page short) None: rank everything.
+        Only unfiltered searches try it (see the caller).
         """
         wanted = limit * _RANKED_OVERFETCH
         if wanted > _RANKED_MAX_CANDIDATES:
