@@ -178,3 +178,39 @@ def test_a_very_long_full_text_page_is_ranked_in_one_pass(tmp_path: Path) -> Non
         assert len(store.search.grep(GrepQuery("cache", mode="full_text", limit=100_000))) == 50
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("indexed", [0, 30, 60])
+def test_rare_and_common_literals_find_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indexed: int
+) -> None:
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+    from lossless.store.sqlite import store as sqlite_store
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        conv = store.conversations.get_or_create(project="p", session_id="s", client="generic")
+        store.messages.append(
+            conv.id,
+            [
+                NewMessage(
+                    "user",
+                    f"row {i}: needle_{i % 7}" if i % 3 else f"row {i}: hay",
+                    ingest_key=str(i),
+                    # Out of id order, so the time order is the one that counts.
+                    created_at=f"2026-01-01T00:00:{(i * 37) % 60:02d}.000Z",
+                )
+                for i in range(60)
+            ],
+        )
+        store.search.catch_up(indexed)  # the rest is the not-yet-indexed backlog
+        query = GrepQuery(r"needle_[0-3]", mode="regex", scope="messages", limit=15)
+        answers = []
+        for rare_rows in (10_000, 2):  # fetched by id / walked in time order
+            monkeypatch.setattr(sqlite_store, "_RARE_LITERAL_ROWS", rare_rows)
+            answers.append([(h.id, h.created_at) for h in store.search.grep(query)])
+        assert answers[0] == answers[1] and len(answers[0]) == 15
+        assert answers[0] == sorted(answers[0], key=lambda a: (a[1], int(a[0])), reverse=True)
+    finally:
+        store.close()

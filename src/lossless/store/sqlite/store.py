@@ -118,6 +118,8 @@ _RANKED_MESSAGES = (
     "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
     f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank"
 )
+# A regex literal found in at most this many messages fetches them by id.
+_RARE_LITERAL_ROWS = 2_000
 # Index rows ranked per page row before falling back to ranking them all.
 _RANKED_OVERFETCH = 4
 # Candidates are passed back as SQL parameters: stay far below SQLite's limit.
@@ -1211,12 +1213,7 @@ class _Search(_Repo):
         prefilter = ""
         pre_params: list[Any] = []
         if literal is not None:
-            # Rows the trigram index does not hold yet are scanned instead.
-            prefilter = (
-                f" AND (m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
-                " OR m.id > (SELECT indexed_upto FROM trigram_progress))"
-            )
-            pre_params = [f"{wrap}{literal}{wrap}"]
+            prefilter, pre_params = self._literal_prefilter(f"{wrap}{literal}{wrap}", operator)
         sql = (
             "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, m.content, "
             "c.session_id, c.project FROM messages m "
@@ -1248,6 +1245,33 @@ class _Search(_Repo):
                 if len(hits) >= limit:
                     break
         return hits
+
+    def _literal_prefilter(self, pattern: str, operator: str) -> tuple[str, builtins.list[Any]]:
+        """The WHERE clause narrowing a regex scan to rows whose text holds its literal.
+
+        Rows the trigram index does not hold yet are always candidates. Few
+        candidates (a rare literal: an id, an error code) are fetched by id and
+        sorted; many (a common word) are better met walking the time index
+        newest first until the page is full, which never sorts them all.
+        """
+        rare = [
+            r[0]
+            for r in self.s._q(
+                f"SELECT rowid FROM messages_trigram WHERE content {operator} ? LIMIT ?",
+                (pattern, _RARE_LITERAL_ROWS + 1),
+            )
+        ]
+        if len(rare) <= _RARE_LITERAL_ROWS:
+            return (
+                " AND m.id IN (SELECT value FROM json_each(?) UNION ALL "
+                "SELECT id FROM messages WHERE id > (SELECT indexed_upto FROM trigram_progress))",
+                [json.dumps(rare)],
+            )
+        return (
+            f" AND (m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
+            " OR m.id > (SELECT indexed_upto FROM trigram_progress))",
+            [pattern],
+        )
 
     def _ranked_from_best(
         self, match: str, where: str, params: builtins.list[Any], limit: int
