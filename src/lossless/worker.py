@@ -11,7 +11,10 @@ idle for a while:
    holds the conversation's fenced lease for every pass, so two workers (or a
    worker and ``lcm compact``) never compact one conversation at once;
 3. records the request it served. A request made while the run was going on
-   has a later timestamp and stays due.
+   has a later timestamp and stays due;
+4. when no request waits, adds messages a bulk import left out of the
+   substring (trigram) index to it, a few seconds at a time
+   (``engine.indexing``), and only then counts as idle.
 
 A killed worker loses nothing: its lease expires, the request is still newer
 than the last one served, and the next worker (started by the next hook, or
