@@ -120,9 +120,11 @@ def worker(
     Hooks start this detached when a session has piled up enough raw messages
     (and at session end); you rarely run it yourself. It takes each pending
     conversation's compaction lease, runs compaction with the configured
-    summarizer (`lcm config show`, summarizer.*), and exits once idle. Only one
-    worker runs per data folder; a second one exits at once. `--once` serves
-    what is pending and exits, for cron:
+    summarizer (`lcm config show`, summarizer.*); between requests it adds
+    what a large `lcm import` left out of the substring index; it exits once
+    idle. Only one worker runs per data folder; a second one exits at once.
+    `--once` serves what is pending (and the whole index backlog) and exits,
+    for cron:
 
     \b
       */10 * * * *  lcm worker --once
