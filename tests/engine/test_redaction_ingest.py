@@ -78,6 +78,14 @@ def test_planted_secrets_never_reach_disk(tmp_path: Path, lcm_home: Path) -> Non
         assert "[REDACTED:github_token]" in stored
         # The huge tool output went to a large file, redacted before it was written.
         assert engine.store.stats().large_files == 1
+        # Raw records are stored compressed: the bytes on disk alone would not
+        # show a secret left in one, so they are read back through the store.
+        raw = " ".join(
+            r.raw
+            for c in engine.store.conversations.list()
+            for r in engine.store.messages.native_records(c.id)
+        )
+        assert all(value not in raw for value in found.values())
         # grep for the secret finds nothing; grep for the placeholder finds it.
         assert engine.grep(found["github"][:12]) == []
         assert engine.grep(r"\[REDACTED:github_token\]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import stat
 from pathlib import Path
@@ -214,3 +215,26 @@ def test_rare_and_common_literals_find_the_same_rows(
         assert answers[0] == sorted(answers[0], key=lambda a: (a[1], int(a[0])), reverse=True)
     finally:
         store.close()
+
+
+def test_native_records_are_stored_compressed_and_read_back_exactly(tmp_path: Path) -> None:
+    from lossless.models import NewMessage, NewNativeRecord
+
+    line = json.dumps({"type": "user", "text": "ünïcode ✓ " + "tool output line\n" * 400})
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        conv = store.conversations.get_or_create(project="p", session_id="s", client="generic")
+        records = (NewNativeRecord("k1", "user", line), NewNativeRecord("k2", "user", "{}"))
+        store.messages.append(
+            conv.id, [NewMessage("user", "hi", ingest_key="k1", native_records=records)]
+        )
+        stored = {r.native_key: r for r in store.messages.native_records(conv.id)}
+        assert (stored["k1"].raw, stored["k2"].raw) == (line, "{}")
+        store.messages.rewrite_native_record(stored["k1"].id, line.replace("tool", "TOOL"))
+        assert store.messages.native_records(conv.id)[0].raw == line.replace("tool", "TOOL")
+    finally:
+        store.close()
+    db = sqlite3.connect(tmp_path / "lcm.db")
+    sizes = dict(db.execute("SELECT native_key, length(raw) FROM native_records"))
+    kinds = dict(db.execute("SELECT native_key, typeof(raw) FROM native_records"))
+    assert kinds == {"k1": "blob", "k2": "text"} and sizes["k1"] < len(line) // 5
