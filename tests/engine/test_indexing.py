@@ -97,6 +97,8 @@ def test_lcm_import_indexes_or_hands_the_backlog_to_the_worker(
     assert report["messages_added"] == 200
     if inline_rows:
         assert (report["substring_index_backlog"], report["worker_pid"]) == (0, None)
+        status = CliRunner().invoke(cli, ["status", "--json"], catch_exceptions=False)
+        assert json.loads(status.stdout)["substring_index_backlog"] == 0
         return
     # A real detached `lcm worker` builds it.
     assert report["substring_index_backlog"] == 200 and report["worker_pid"]
