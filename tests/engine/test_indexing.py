@@ -125,3 +125,18 @@ def test_engine_builds_the_search_index_on_request(tmp_path: Path, lcm_home: Pat
         assert chunks == [indexing.CHUNK_ROWS, 2_500 - indexing.CHUNK_ROWS]
         assert engine.store.search.index_backlog() == 0
         assert engine.build_search_index() == 0
+
+
+def test_lcm_status_shows_a_backlog(tmp_path: Path, lcm_home: Path) -> None:
+    from click.testing import CliRunner
+
+    from lossless.cli import cli
+
+    with Engine.open(lcm_home) as engine:
+        engine.importer(defer_substring_index=True).import_file(
+            write_messages(tmp_path / "b.jsonl", 120), "generic", final=True
+        )
+    table = CliRunner().invoke(cli, ["status"], catch_exceptions=False).stdout
+    assert "substring index: 120 message(s) not indexed yet" in table
+    data = json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)
+    assert data["substring_index_backlog"] == 120
