@@ -148,6 +148,9 @@ def bench_hook(scratch: Path, messages: int, runs: int, *, bytecode_cache: bool 
         assert conversation_id is not None
         engine.summarizer = ZeroCostSummarizer()
         engine.compact(conversation_id)
+        # The steady state a worker leaves: each hook then indexes its own
+        # new messages for substring search inline.
+        engine.build_search_index()
         stored = engine.store.stats()
         print(
             f"hook store: {messages:,} transcript messages imported and swept in "
