@@ -582,13 +582,16 @@ def test_large_backlog_is_imported_in_the_background(
     # session's end queues its final import behind it.
     hook("PostToolUse")
     hook("SessionEnd")
+    background_done = re.compile(rf"pid={handed.group(1)} ok \d+ms background; ")
     deadline = time.monotonic() + 90
-    while snapshot(lcm_home) != snapshot(tmp_path / "bulk"):
+    # The import's log line comes after its last write: wait for both.
+    while snapshot(lcm_home) != snapshot(tmp_path / "bulk") or not background_done.search(
+        hooks_log(lcm_home)
+    ):
         assert time.monotonic() < deadline, hooks_log(lcm_home)
         time.sleep(0.5)
     log = hooks_log(lcm_home)
     assert log.count("bytes to read: background import") == 1, log
-    assert re.search(rf"pid={handed.group(1)} ok \d+ms background; ", log), log
     assert " error " not in log
 
 
