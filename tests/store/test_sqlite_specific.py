@@ -238,3 +238,39 @@ def test_native_records_are_stored_compressed_and_read_back_exactly(tmp_path: Pa
     sizes = dict(db.execute("SELECT native_key, length(raw) FROM native_records"))
     kinds = dict(db.execute("SELECT native_key, typeof(raw) FROM native_records"))
     assert kinds == {"k1": "blob", "k2": "text"} and sizes["k1"] < len(line) // 5
+
+
+def test_a_store_from_before_the_deferred_index_upgrades_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0005 on a store written by the code before it (both indexes inline)."""
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+    from lossless.store.sqlite import store as sqlite_store
+
+    before = [m for m in load_migrations("lossless.store.sqlite") if m.version <= 4]
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
+    old = SQLiteStore(tmp_path / "lcm.db")
+    conv = old.conversations.get_or_create(project="p", session_id="s", client="generic")
+    (kept,) = old.messages.append(
+        conv.id, [NewMessage("user", "token ACME-1 here", ingest_key="a")]
+    ).inserted
+    # What the code of that time did on append: both indexes, inline.
+    old._db.execute("INSERT INTO messages_trigram(rowid, content) SELECT id, content FROM messages")
+    old.close()
+    monkeypatch.undo()
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        assert [m.version for m in store.migrations()][-1] >= 5
+        assert store.search.index_backlog() == 0  # everything old was indexed
+        store.messages.append(conv.id, [NewMessage("user", "token ACME-2 here", ingest_key="b")])
+        assert store.search.index_backlog() == 1
+        store.messages.rewrite(kept.id, "token [X] here", None)
+        assert [h.snippet for h in store.search.grep(GrepQuery(r"ACME-\d", mode="regex"))] == [
+            "token [ACME-2] here"
+        ]
+        assert store.search.catch_up(10) == 1
+        assert store.integrity_check() == []
+    finally:
+        store.close()
