@@ -26,6 +26,13 @@ def write_messages(path: Path, count: int, *, start: int = 0) -> Path:
     return path
 
 
+def import_deferred(engine: Engine, folder: Path, count: int) -> None:
+    """Import ``count`` messages as `lcm import` does: no trigram indexing yet."""
+    engine.importer(defer_substring_index=True).import_file(
+        write_messages(folder / "b.jsonl", count), "generic", final=True
+    )
+
+
 def regex(engine: Engine, pattern: str) -> list[str]:
     return [h.id for h in engine.store.search.grep(GrepQuery(pattern, mode="regex", limit=500))]
 
@@ -40,8 +47,7 @@ def test_a_deferred_import_is_searchable_before_and_after_indexing(
     tmp_path: Path, lcm_home: Path
 ) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer(defer_substring_index=True)
-        importer.import_file(write_messages(tmp_path / "b.jsonl", 300), "generic", final=True)
+        import_deferred(engine, tmp_path, 300)
         assert engine.store.search.index_backlog() == 300
         before = [regex(engine, r"ZX0012\dQ"), regex(engine, "ZX00299Q"), regex(engine, "nope")]
         assert [len(found) for found in before] == [10, 1, 0]
@@ -56,8 +62,7 @@ def test_a_deferred_import_is_searchable_before_and_after_indexing(
 
 def test_small_writes_do_not_index_a_bulk_backlog_inline(tmp_path: Path, lcm_home: Path) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer(defer_substring_index=True)
-        importer.import_file(write_messages(tmp_path / "b.jsonl", 60), "generic", final=True)
+        import_deferred(engine, tmp_path, 60)
         # Stands in for a backlog above the inline limit: a hook's ingest
         # must leave it to the worker rather than index it all in the hook.
         assert indexing.keep_current(engine.store, inline_rows=50) == 60
@@ -69,8 +74,7 @@ def test_the_worker_builds_the_backlog_and_can_stop_between_chunks(
     tmp_path: Path, lcm_home: Path
 ) -> None:
     with Engine.open(lcm_home) as engine:
-        importer = engine.importer(defer_substring_index=True)
-        importer.import_file(write_messages(tmp_path / "b.jsonl", 4500), "generic", final=True)
+        import_deferred(engine, tmp_path, 4500)
         # Read for the deadline, before the first chunk, before the second.
         ticks = iter([0.0, 0.0, 100.0])
         worker = Worker(engine, clock=lambda: next(ticks, 100.0))
@@ -117,9 +121,7 @@ def test_lcm_import_indexes_or_hands_the_backlog_to_the_worker(
 
 def test_engine_builds_the_search_index_on_request(tmp_path: Path, lcm_home: Path) -> None:
     with Engine.open(lcm_home) as engine:
-        engine.importer(defer_substring_index=True).import_file(
-            write_messages(tmp_path / "b.jsonl", 2_500), "generic", final=True
-        )
+        import_deferred(engine, tmp_path, 2_500)
         chunks: list[int] = []
         assert engine.build_search_index(progress=chunks.append) == 2_500
         assert chunks == [indexing.CHUNK_ROWS, 2_500 - indexing.CHUNK_ROWS]
@@ -133,9 +135,7 @@ def test_lcm_status_shows_a_backlog(tmp_path: Path, lcm_home: Path) -> None:
     from lossless.cli import cli
 
     with Engine.open(lcm_home) as engine:
-        engine.importer(defer_substring_index=True).import_file(
-            write_messages(tmp_path / "b.jsonl", 120), "generic", final=True
-        )
+        import_deferred(engine, tmp_path, 120)
     table = CliRunner().invoke(cli, ["status"], catch_exceptions=False).stdout
     assert "substring index: 120 message(s) not indexed yet" in table
     data = json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)
