@@ -326,3 +326,23 @@ def test_condensation_forces_one_line_per_source_summary_not_per_quoted_header()
     for n in range(6):
         assert f"src/part_{n}/main.py" in body
         assert f"{900_000 + n} rows" in body
+
+
+@pytest.mark.parametrize(
+    ("candidate", "path"),
+    [
+        ("lib/enum.ex", True),
+        ("src/api/routes.ts", True),
+        ("/proc/1234", True),
+        ("./build/2", True),
+        ("Enum.each/2", False),
+        ("Spark.Dsl.Extension.__after_verify__/1", False),
+        ("fn/7", False),
+        ("foreach/1-0", False),
+        ("-each/2-lists", False),
+    ],
+)
+def test_function_arities_in_stack_traces_are_not_files(candidate: str, path: bool) -> None:
+    from lossless.summarize.identifiers import is_path
+
+    assert is_path(candidate) is path

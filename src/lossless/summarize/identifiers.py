@@ -67,6 +67,7 @@ PATH_RE = re.compile(
     re.IGNORECASE,
 )
 _EXTENSION_RE = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
+_ARITY_RE = re.compile(r"\d[\d-]*")
 _TS_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
 )
@@ -186,7 +187,12 @@ def is_path(candidate: str) -> bool:
     """Whether a PATH_RE match is a file path rather than `and/or` or a date."""
     if _TS_RE.fullmatch(candidate) or not re.search(r"[A-Za-z]", candidate):
         return False
-    if candidate.startswith(("/", "~", "./", "../")) or candidate.count("/") >= 2:
+    if candidate.startswith(("/", "~", "./", "../")):
+        return True
+    # Function arities in stack traces (`Enum.each/2`, `fn/7`, `-each/2-lists`).
+    if candidate.startswith("-") or _ARITY_RE.fullmatch(candidate.rsplit("/", 1)[-1]):
+        return False
+    if candidate.count("/") >= 2:
         return True
     if _EXTENSION_RE.search(candidate):
         # `e.g` / `i.e` / `v1.2` are not file names.
