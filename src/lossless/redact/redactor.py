@@ -95,13 +95,21 @@ class Redactor:
     # ------------------------------------------------------------------ finding
 
     def find(self, text: str) -> list[Finding]:
-        """Secrets in ``text``: sorted, non-overlapping, never inside a placeholder."""
+        """Secrets in ``text``: sorted, non-overlapping, never inside a placeholder.
+
+        Backslash escapes (``\\n``, ``\\t``, ``\\r``) count as the blanks they
+        stand for (see ``_escape_view``): in JSON text, and in code or tool
+        input quoted as text, the letter would otherwise hide a token's start.
+        """
         if not self._enabled or not text:
             return []
-        return self._finish(text, find_builtin(text))
+        view = _escape_view(text)
+        return self._finish(view, find_builtin(view))
 
     def _finish(self, text: str, found: list[Finding]) -> list[Finding]:
-        """Add the user patterns' findings to the built-in ``found`` and merge."""
+        """Add the user patterns' findings to the built-in ``found`` and merge.
+
+        ``text`` is the escape view that ``found`` was computed on."""
         for category, regex in self._compiled:
             has_secret_group = "secret" in regex.groupindex
             for m in regex.finditer(text):
@@ -137,7 +145,7 @@ class Redactor:
             result = _apply(text, findings)
             _add(counts, result.counts)
             text = result.text
-            findings = self.find(_escape_view(text))
+            findings = self.find(text)
             if not findings:
                 break
         return Redaction(text, counts)
@@ -152,7 +160,7 @@ class Redactor:
         too) is redacted and it is re-encoded: valid, but not byte-faithful.
         Text that is not JSON is redacted like ``redact_text``.
         """
-        return self._redact_json(text, self.find(_escape_view(text)))
+        return self._redact_json(text, self.find(text))
 
     def _redact_json(self, text: str, findings: list[Finding]) -> Redaction:
         """``redact_json`` given the findings of ``text`` itself."""
@@ -178,7 +186,7 @@ class Redactor:
             document = json.loads(text)
         except ValueError:
             # Not JSON after all (a line cut short): nothing to corrupt.
-            findings = self.find(_escape_view(text))
+            findings = self.find(text)
             return self._to_fixpoint(text, findings) if findings else Redaction(text, {})
         counts: dict[str, int] = {}
         value = self._walk(document, None, counts, keys=True)
@@ -236,8 +244,9 @@ class Redactor:
             counts.append(c)
             return new
 
-        builtin = find_builtin(msg.content) if msg.content else []
-        findings = self._finish(msg.content, builtin) if msg.content else []
+        view = _escape_view(msg.content)
+        builtin = find_builtin(view) if msg.content else []
+        findings = self._finish(view, builtin) if msg.content else []
         scan = self._to_fixpoint(msg.content, findings) if findings else Redaction(msg.content, {})
         counts.append(scan.counts)
         # Part texts are usually pieces of the content (render_content joins
@@ -265,7 +274,7 @@ class Redactor:
             else:
                 # Covered text has no built-in finding: only user patterns can fire.
                 covered = seen is not None and seen.covers(text)
-                findings = self._finish(text, []) if covered else self.find(text)
+                findings = self._finish(_escape_view(text), []) if covered else self.find(text)
                 # A tool_use part's text is the JSON-encoded input: keep it parseable.
                 if part.kind == "tool_use":
                     result = self._redact_json(text, findings)
@@ -304,24 +313,17 @@ def redact_text(text: str) -> Redaction:
 
 # ------------------------------------------------------------------- internals
 
-# In JSON text an escape glues its letter to what follows: "\nghp_..." reads as
-# "nghp_...", and a token's start fails the detectors' boundary check. They
-# are shown whitespace escapes as two spaces instead: the same length, so
-# every span still indexes the JSON text itself.
-_JSON_ESCAPE = re.compile(r"\\(?:[ntr]|.)", re.DOTALL)
+# An escape glues its letter to what follows: "\\nghp_..." (JSON text, or a
+# tool's input quoted in a message) reads as "nghp_...", and a token's start
+# fails the detectors' boundary check. They see every backslash followed by
+# n, t or r as two blanks instead: the same length, so every span still
+# indexes the text. That includes an escaped backslash and an n in JSON text:
+# decoded, it is the same backslash-n, which a scan of the decoded text blanks.
 
 
 def _escape_view(text: str) -> str:
     if "\\" not in text:
         return text
-    if "\\\\" in text:
-        if "\x00" in text:  # not JSON text: the slow, exact way
-            return _JSON_ESCAPE.sub(lambda m: "  " if m.group()[1] in "ntr" else m.group(), text)
-        # An escaped backslash is set aside first so its second half cannot
-        # start an escape ("\\\\n" is a backslash and an "n").
-        text = text.replace("\\\\", "\x00\x00")
-        text = text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
-        return text.replace("\x00\x00", "\\\\")
     return text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
 
 
