@@ -1194,7 +1194,7 @@ class _Search(_Repo):
                 # With filters (a project, a session) the best rows may all be
                 # filtered out, and a failed attempt would cost a second ranking.
                 page: builtins.list[Any] | None = (
-                    None if where else self._ranked_from_best(match, where, params, limit)
+                    None if where else self._ranked_from_best(match, limit)
                 )
                 if page is None:
                     page = self.s._q(
@@ -1298,19 +1298,16 @@ class _Search(_Repo):
             [pattern],
         )
 
-    def _ranked_from_best(
-        self, match: str, where: str, params: builtins.list[Any], limit: int
-    ) -> builtins.list[dict[str, Any]] | None:
+    def _ranked_from_best(self, match: str, limit: int) -> builtins.list[dict[str, Any]] | None:
         """The page of ``match`` from the index's best-ranked rows alone, or None.
 
         Ranking needs bm25 of every matching row, and joining each one to its
         message and conversation (for filters and tie-breaks) before sorting
         cost as much again. Here FTS5 sorts by bm25 itself, and only its best
-        ``limit * 4`` rows are joined, filtered and ordered (a sub-agent's
-        weight only makes a rank worse). The page is exact when its last row
-        ranks strictly better than every row left out; otherwise (ties at the
-        cut, or filters that leave the page short) None: rank everything.
-        Only unfiltered searches try it (see the caller).
+        ``limit * 4`` rows are joined and ordered (a sub-agent's weight only
+        makes a rank worse). The page is exact when its last row ranks
+        strictly better than every row left out; otherwise (ties at the cut)
+        None: rank everything. Only unfiltered searches try it (see the caller).
         """
         wanted = limit * _RANKED_OVERFETCH
         if wanted > _RANKED_MAX_CANDIDATES:
@@ -1330,8 +1327,8 @@ class _Search(_Repo):
                 "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
                 f"c.project, {_SUBAGENT_WEIGHT} AS w FROM messages m "
                 "JOIN conversations c ON c.id = m.conversation_id "
-                f"WHERE m.id IN ({marks}){where}",
-                [*found, *params],
+                f"WHERE m.id IN ({marks})",
+                list(found),
             )
         ]
         # Stable sorts, least significant key first: id, time, then rank.
