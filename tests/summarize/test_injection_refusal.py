@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lossless.injection import WITHHELD_NOTE, neutralize, scan
 from lossless.summarize import SummaryRequest, SummaryResponse, summarize_with_escalation
 from lossless.summarize.escalation import truncate_for_fallback
 from lossless.summarize.extractive import ExtractiveSummarizer
-from lossless.summarize.injection import WITHHELD_NOTE, neutralize, scan
 
 SOURCE = "\n\n".join(
     f"[2026-03-01T10:{i:02d}:00.000Z] tool (msg {i}):\n"

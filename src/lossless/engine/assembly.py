@@ -39,10 +39,10 @@ from typing import Any, Literal
 
 from lossless.engine.compaction import blocked_cuts, message_facts, protected_start
 from lossless.errors import InputError
+from lossless.injection import escape_markup, scan
 from lossless.models import ContextItem, Message, Part, Summary
 from lossless.store.contract import Repositories
 from lossless.summarize import EXPAND_PREFIX
-from lossless.summarize.injection import escape_markup, scan
 from lossless.tokens import TokenEstimator, estimate_tokens
 
 __all__ = [

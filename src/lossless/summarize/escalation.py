@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from lossless.injection import neutralize, scan
 from lossless.summarize.errors import SummarizerError, SummarizerFatalError, SummarizerUnavailable
-from lossless.summarize.injection import neutralize, scan
 from lossless.summarize.protocol import Summarizer, SummaryMode, SummaryRequest
 from lossless.tokens import TokenEstimator, estimate_tokens
 

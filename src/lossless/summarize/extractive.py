@@ -32,8 +32,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from lossless.injection import joined, neutralize, scan
 from lossless.summarize import identifiers as ids
-from lossless.summarize.injection import neutralize, scan
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import TokenEstimator, estimate_tokens
@@ -482,7 +482,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             # Sources are untrusted and a selected line is copied verbatim, so
             # a line that addresses the agent is never selected, alone or as
             # the second half of a payload split across lines or messages.
-            if flagged(piece) or (previous is not None and flagged(previous[1] + "\n" + piece)):
+            if flagged(piece) or (previous is not None and flagged(joined(previous[1], piece))):
                 if previous is not None and not flagged(piece):
                     withdraw(previous[0])
                 parsed.injected += 1

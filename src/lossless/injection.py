@@ -32,7 +32,7 @@ import html
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -41,7 +41,9 @@ __all__ = [
     "Finding",
     "Neutralized",
     "escape_markup",
+    "inert_line",
     "is_injection",
+    "joined",
     "neutralize",
     "scan",
 ]
@@ -109,7 +111,7 @@ def _folded(base: str) -> str:
 
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _HEX_RE = re.compile(r"\b(?:[0-9a-fA-F]{2}[\s:]?){12,}\b")
-_PERCENT_RE = re.compile(r"(?:%[0-9A-Fa-f]{2}[^\s%]{0,3}){4,}")
+_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 # "rot13", "base64" or "decode" near a blob: the text says it is encoded.
 _CIPHER_HINT_RE = re.compile(r"rot-?13|caesar|cipher|encoded|decode", re.I)
 
@@ -149,10 +151,10 @@ def _decoded(text: str) -> list[str]:
             plain = _printable(bytes.fromhex(digits))
             if plain is not None:
                 found.append(plain)
-    for match in _PERCENT_RE.finditer(text):
-        plain = unquote(match.group(0))
-        if plain != match.group(0):
-            found.append(plain)
+    if "%" in text:
+        for token in text.split():
+            if len(_PERCENT_RE.findall(token)) >= 3:
+                found.append(unquote(token))
     return found
 
 
@@ -169,7 +171,7 @@ _SCOPE = (
     r"given|other|of|before|that|this|first|entire|whole|standing|built-in|programmed|set of)"
 )
 _OBJECT = (
-    r"(?:instructions?|instructs?|prompts?|system prompt|rules|directions|directives?|guidelines?|"
+    r"(?:instructions?|instructs?|prompts?|system prompt|rules|directions|directives?|guidelines?|guidance|"
     r"guardrails?|safeguards?|programming|training|constraints|restrictions|polic(?:y|ies)|"
     r"commands you (?:were|have been) given|orders)"
 )
@@ -254,7 +256,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "goal",
-        r"\bfrom now on,?\s+(?:you (?:are|will|must|shall|should|only|always|never|may)\b|act\b|respond\b|answer\b|reply\b|behave\b|obey\b|ignore\b|only respond|always respond|never refuse)",
+        r"\bfrom now on,?\s+(?:you\b[^.!?\n]{0,20}?\b(?:are|will|must|shall|should|only|always|never|may)\b|(?:always|never|only)\s+(?:answer|respond|reply|say|write|output|mention|refuse|use|speak|talk|agree|obey)|act\b|respond\b|answer\b|reply\b|behave\b|obey\b|ignore\b|never refuse)",
     ),
     (
         "goal",
@@ -275,7 +277,18 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "goal",
-        r"\b(?:reveal|print|output|show|repeat|disclose|leak|dump|recite|display|tell me)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|complete\s+|original\s+|hidden\s+|initial\s+|secret\s+|exact\s+)*(?:system\s+prompt|system\s+message|instructions you (?:were|have been) given|initial prompt|hidden (?:prompt|instructions)|original instructions|developer (?:prompt|message))",
+        r"\b(?:reveal|print|output|show|repeat|disclose|leak|dump|recite|display|tell me)\s+(?:me\s+)?(?:your|the|its)\s+(?:full\s+|entire\s+|complete\s+|original\s+|hidden\s+|initial\s+|secret\s+|exact\s+)*(?:system\s+prompt|system\s+message|instructions you (?:were|have been) given|initial prompt|hidden (?:prompt|instructions)|original instructions|developer (?:prompt|message))",
+    ),
+    # Hiding what is done from the person the agent works for.
+    (
+        "conceal",
+        r"\b(?:do not|don'?t|never) (?:tell|inform|notify|alert|warn|mention (?:this|it) to) (?:the )?"
+        r"(?:user|human|operator)(?: about (?:this|it|what)| that you|\b[^.!?\n]{0,20}?(?:;|:|,? and "
+        r"(?:then )?(?:add|run|send|delete|copy|write|install|push)))",
+    ),
+    (
+        "conceal",
+        r"\bkeep (?:this|it) (?:secret|hidden|quiet|confidential) from (?:the )?(?:user|human|operator)",
     ),
     # Forged authority.
     (
@@ -289,6 +302,17 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (
         "authority",
         r"\b(?:this|the following) (?:action|command|request|operation) (?:is|has been) (?:pre-?)?(?:authori[sz]ed|approved|sanctioned)\b",
+    ),
+    (
+        "authority",
+        r"\b(?:permission|approval|authori[sz]ation|consent) (?:has been |was |is )?(?:granted|given|confirmed)"
+        r"(?: by the (?:user|admin\w*|owner|operator))?[^.!?\n]{0,30}?(?:[:,;-]\s*|\b)"
+        r"(?:proceed|you (?:may|can|are free to)|go ahead|continue to)\b",
+    ),
+    (
+        "authority",
+        r"\b(?:the )?(?:user|admin\w*|owner|operator) (?:has )?(?:granted|given|gave) (?:you )?"
+        r"(?:permission|approval|consent)\s*[:,;-]\s*(?:proceed|you may|go ahead|continue)",
     ),
     # Speaking to the model that reads the text.
     (
@@ -347,60 +371,60 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 _MULTILINGUAL: tuple[tuple[str, str], ...] = (
     (
         "override",
-        r"\b(?:ignore[zrs]?|ignorez|oublie[zr]?|ne tenez pas compte d)\b[^.!?\n]{0,40}\b(?:instructions?|consignes?|directives?|règles)\b",
+        r"\b(?:ignore[zrs]?|ignorez|oublie[zr]?|ne tenez pas compte d)\b[^.!?]{0,40}\b(?:instructions?|consignes?|directives?|règles)\b",
     ),
     (
         "override",
-        r"\b(?:ignora|ignore|ignorar|ignoren|olvida|olvide|olvidar|omite|desestima)\b[^.!?\n]{0,40}\b(?:instrucciones|indicaciones|reglas|órdenes|directrices)\b",
+        r"\b(?:ignora|ignore|ignorar|ignoren|olvida|olvide|olvidar|omite|desestima)\b[^.!?]{0,40}\b(?:instrucciones|indicaciones|reglas|órdenes|directrices)\b",
     ),
     (
         "override",
-        r"\b(?:ignore|ignora|ignorar|esqueça|esqueca|desconsidere|desconsidera)\b[^.!?\n]{0,40}\b(?:instruções|instrucoes|regras|orientações|diretrizes)\b",
+        r"\b(?:ignore|ignora|ignorar|esqueça|esqueca|desconsidere|desconsidera)\b[^.!?]{0,40}\b(?:instruções|instrucoes|regras|orientações|diretrizes)\b",
     ),
     (
         "override",
-        r"\b(?:ignora|ignorate|ignori|dimentica|dimenticate)\b[^.!?\n]{0,40}\b(?:istruzioni|regole|indicazioni|direttive)\b",
+        r"\b(?:ignora|ignorate|ignori|dimentica|dimenticate)\b[^.!?]{0,40}\b(?:istruzioni|regole|indicazioni|direttive)\b",
     ),
     (
         "override",
-        r"\b(?:ignorier\w*|vergiss|vergesst|vergessen sie|missachte\w*|übergeh\w*)\b[^.!?\n]{0,50}\b(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien)\b",
+        r"\b(?:ignorier\w*|vergiss|vergesst|vergessen sie|missachte\w*|übergeh\w*)\b[^.!?]{0,50}\b(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien)\b",
     ),
-    ("override", r"\b(?:negeer|vergeet)\b[^.!?\n]{0,40}\b(?:instructies|regels|aanwijzingen)\b"),
+    ("override", r"\b(?:negeer|vergeet)\b[^.!?]{0,40}\b(?:instructies|regels|aanwijzingen)\b"),
     (
         "override",
-        r"(?:игнорир\w*|проигнорир\w*|забудь\w*|забуд\w*|не обращай\w* внимани\w*|отбрось\w*)[^.!?\n]{0,50}(?:инструкци\w*|указани\w*|правил\w*|команд\w*|промпт\w*)",
-    ),
-    (
-        "override",
-        r"(?:ігнору\w*|проігнору\w*|забудь\w*)[^.!?\n]{0,50}(?:інструкці\w*|вказів\w*|правил\w*)",
+        r"(?:игнорир\w*|проигнорир\w*|забудь\w*|забуд\w*|не обращай\w* внимани\w*|отбрось\w*)[^.!?]{0,50}(?:инструкци\w*|указани\w*|правил\w*|команд\w*|промпт\w*)",
     ),
     (
         "override",
-        r"\b(?:zignoruj|ignoruj|zapomnij)\b[^.!?\n]{0,40}\b(?:instrukcje|instrukcji|polecenia|zasady)\b",
+        r"(?:ігнору\w*|проігнору\w*|забудь\w*)[^.!?]{0,50}(?:інструкці\w*|вказів\w*|правил\w*)",
     ),
     (
         "override",
-        r"\b(?:talimat\w*|kurallar\w*)\b[^.!?\n]{0,40}\b(?:yoksay\w*|görmezden gel\w*|unut\w*)",
+        r"\b(?:zignoruj|ignoruj|zapomnij)\b[^.!?]{0,40}\b(?:instrukcje|instrukcji|polecenia|zasady)\b",
     ),
     (
         "override",
-        r"(?:忽略|无视|忽视|無視|不要理会|不要理會|忘记|忘掉|忘記|抛开|拋開)[^。！？\n]{0,16}(?:指令|指示|说明|說明|提示词|提示詞|规则|規則|命令|要求|设定|設定)",
-    ),
-    ("override", r"(?:指示|命令|プロンプト|ルール|指令)[^。！？\n]{0,16}(?:無視|忘れ)"),
-    ("override", r"(?:지시|명령|지침|규칙|프롬프트)[^.!?\n]{0,16}(?:무시|잊어)"),
-    ("override", r"(?:تجاهل|انس|تجاهلي)[^.!?\n]{0,40}(?:التعليمات|الأوامر|التوجيهات)"),
-    ("override", r"(?:निर्देशों|निर्देश|आदेशों)[^।!?\n]{0,30}(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)"),
-    (
-        "override",
-        r"\b(?:bỏ qua|quên|phớt lờ)\b[^.!?\n]{0,30}\b(?:mọi |tất cả |các )?(?:hướng dẫn|chỉ dẫn|chỉ thị|lệnh) (?:trước|trên|ban đầu)",
+        r"\b(?:talimat\w*|kurallar\w*)\b[^.!?]{0,40}\b(?:yoksay\w*|görmezden gel\w*|unut\w*)",
     ),
     (
         "override",
-        r"\b(?:abaikan|lupakan)\b[^.!?\n]{0,40}\b(?:instruksi|perintah|petunjuk|aturan)\b",
+        r"(?:忽略|无视|忽视|無視|不要理会|不要理會|忘记|忘掉|忘記|抛开|拋開)[^。！？]{0,16}(?:指令|指示|说明|說明|提示词|提示詞|规则|規則|命令|要求|设定|設定)",
+    ),
+    ("override", r"(?:指示|命令|プロンプト|ルール|指令)[^。！？]{0,16}(?:無視|忘れ)"),
+    ("override", r"(?:지시|명령|지침|규칙|프롬프트)[^.!?]{0,16}(?:무시|잊어)"),
+    ("override", r"(?:تجاهل|انس|تجاهلي)[^.!?]{0,40}(?:التعليمات|الأوامر|التوجيهات)"),
+    ("override", r"(?:निर्देशों|निर्देश|आदेशों)[^।!?]{0,30}(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)"),
+    (
+        "override",
+        r"\b(?:bỏ qua|quên|phớt lờ)\b[^.!?]{0,30}\b(?:mọi |tất cả |các )?(?:hướng dẫn|chỉ dẫn|chỉ thị|lệnh) (?:trước|trên|ban đầu)",
     ),
     (
         "override",
-        r"\b(?:ignorera|glöm|ignorer|glem)\b[^.!?\n]{0,40}\b(?:instruktioner|instruksjoner|instruktioner|regler)\b",
+        r"\b(?:abaikan|lupakan)\b[^.!?]{0,40}\b(?:instruksi|perintah|petunjuk|aturan)\b",
+    ),
+    (
+        "override",
+        r"\b(?:ignorera|glöm|ignorer|glem)\b[^.!?]{0,40}\b(?:instruktioner|instruksjoner|instruktioner|regler)\b",
     ),
     (
         "goal",
@@ -408,118 +432,147 @@ _MULTILINGUAL: tuple[tuple[str, str], ...] = (
     ),
     (
         "goal",
-        r"(?:系统提示|系統提示|システムプロンプト|시스템 프롬프트|системн\w* промпт|prompt (?:du )?système|prompt del sistema|systemprompt)[^.!?\n。]{0,30}(?:输出|顯示|显示|告诉|表示|出力|보여|выведи|покажи|révèle|affiche|muestra|revela|zeige|gib)",
+        r"(?:系统提示|系統提示|システムプロンプト|시스템 프롬프트|системн\w* промпт|prompt (?:du )?système|prompt del sistema|systemprompt)[^.!?。]{0,30}(?:输出|顯示|显示|告诉|表示|出力|보여|выведи|покажи|révèle|affiche|muestra|revela|zeige|gib)",
     ),
     (
         "exfiltrate",
-        r"(?:发送|發送|上传|上傳|送信|전송|отправ\w*|envoie\w*|envía|envia|sende\w*|invia)[^.!?\n。]{0,60}(?:密钥|密鑰|密码|密碼|令牌|キー|パスワード|비밀번호|키|ключ\w*|парол\w*|токен\w*|clés?|mot de passe|claves?|contraseñas?|schlüssel|passwort|chiavi|senhas?)[^.!?\n。]{0,80}(?:https?://|@)",
+        r"(?:发送|發送|上传|上傳|送信|전송|отправ\w*|envoie\w*|envía|envia|sende\w*|invia)[^.!?。]{0,60}(?:密钥|密鑰|密码|密碼|令牌|キー|パスワード|비밀번호|키|ключ\w*|парол\w*|токен\w*|clés?|mot de passe|claves?|contraseñas?|schlüssel|passwort|chiavi|senhas?)[^.!?。]{0,80}(?:https?://|@)",
     ),
 )
-_PHRASE_RES = tuple((kind, re.compile(pattern)) for kind, pattern in _PHRASES + _MULTILINGUAL)
+
+
+class _LazyPattern:
+    """A regex compiled on first use: compiling the ~90 patterns takes about
+    100 ms, which a hook that never scans anything should not pay at import."""
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._get().finditer(text)
+
+
+def _lazy(pattern: str, flags: int = 0) -> _LazyPattern:
+    return _LazyPattern(pattern, flags)
+
+
+_PHRASE_RES = tuple((kind, _lazy(pattern)) for kind, pattern in _PHRASES + _MULTILINGUAL)
 
 # Running something, made dangerous by what is run or by how it is asked.
-_COMMAND_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("command", re.compile(rf"{_IMPERATIVE_LEAD}{_RUN}\b[^\n]{{0,80}}?{_DESTRUCTIVE}")),
+_COMMAND_RES: tuple[tuple[str, _LazyPattern], ...] = (
+    ("command", _lazy(rf"{_IMPERATIVE_LEAD}{_RUN}\b[^\n]{{0,80}}?{_DESTRUCTIVE}")),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"(?:^|[.!?:;\n]\s*|\bnow\s+|\bplease\s+|\bimmediately\s+|\bthen\s+){_DESTRUCTIVE}[^\n]*$",
             re.M,
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"{_IMPERATIVE_LEAD}{_RUN}\b[^\n]{{0,160}}?{_REMOTE_CODE}[^.!?\n]{{0,120}}{_CONCEAL}"
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"(?:{_IMPERATIVE_LEAD}|\byou (?:must|should|need to|have to|are required to|will now|shall|are to) (?:now |immediately |first )?)(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|disable|commit|merge|publish|transfer|approve)\b[^.!?\n]{{0,160}}{_CONCEAL_STRONG}"
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"{_CONCEAL}[^.!?\n]{{0,80}}\b{_RUN}\b[^.!?\n]{{0,40}}(?:{_REMOTE_CODE}|{_DESTRUCTIVE}|command|script|following)"
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"\b{_AI}\s*[,:]?\s+(?:you\s+)?(?:must|should|need to|have to|are required to|will now|shall|please|now)\s+(?:immediately\s+|first\s+)?(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|modify|edit|overwrite|disable|send|post|upload|email|commit)\b"
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"\b(?:you|the assistant|the agent|the model|the ai)\s+(?:must|should|need to|have to|are required to|will now|shall)\s+(?:now\s+|immediately\s+|first\s+)?{_RUN}\s+(?:this|the following|these|the command|the script)\b[^.!?\n]{{0,200}}(?:{_REMOTE_CODE}|{_DESTRUCTIVE}|{_CONCEAL}|{_SECRET})"
         ),
     ),
     (
         "command",
-        re.compile(
+        _lazy(
             rf"{_IMPERATIVE_LEAD}(?:delete|remove|wipe|erase|destroy)\s+(?:all\s+|every\s+|the\s+entire\s+|the\s+whole\s+)?(?:the\s+)?(?:user'?s?\s+)?(?:files|repo(?:sitory)?|database|home directory|disk|git history|backups|production data)\b[^.!?\n]{{0,80}}{_CONCEAL}"
         ),
     ),
 )
 
 # Role, system and tool markers: forged conversation structure.
-_MARKER_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
+_MARKER_RES: tuple[tuple[str, _LazyPattern], ...] = (
     (
         "role",
-        re.compile(
+        _lazy(
             r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|eot_id|start_header_id|end_header_id|begin_of_text|end_of_text|tool_call|python_tag|channel|message|start|end|return|constrain)\s*\|>"
         ),
     ),
     (
         "role",
-        re.compile(
+        _lazy(
             r"\[/?inst\]|<</?sys>>|<start_of_turn>|<end_of_turn>|\[/?(?:system|sys|system_prompt|system message)\]\s*\S"
         ),
     ),
     (
         "role",
-        re.compile(
-            r"<\s*/?\s*(?:system|system[-_ ]?(?:prompt|message|reminder|instructions?|override|note)|assistant|human|user|developer|admin|instructions?|operator|context|im_start|untrusted[-_]?\w*|transcript|previous_context|summaries|summary|summary_ref|parents|content)(?:\s[^<>]{0,200})?\s*/?>"
+        _lazy(
+            r"<\s*/?\s*(?:system|system[-_ ]?(?:prompt|message|reminder|instructions?|override|note)|assistant|human|developer|instructions?|im_start|untrusted[-_]?\w*|transcript|previous_context|summaries|summary_ref)(?:\s[^<>]{0,200})?\s*/?>"
         ),
     ),
     (
         "role",
-        re.compile(
+        _lazy(
             r"(?m)^[\s>*#`\[(]*(?:system|system (?:message|prompt|override|notice|instruction|update|alert)|developer message|admin(?:istrator)? (?:message|override|note))\s*[\]):]\s*(?=\S)(?!linux|darwin|windows|x86|arm|macos|ubuntu|debian|\d)"
         ),
     ),
-    ("role", re.compile(r"(?m)^[\s>*#]*(?:human|assistant)\s*:\s*\S")),
+    ("role", _lazy(r"(?m)^[\s>*#]*(?:human|assistant)\s*:\s*\S")),
     (
         "role",
-        re.compile(
-            r"(?m)^\s*#{2,}\s*(?:system|instruction|new instructions|developer|assistant|response)\s*(?::|$)"
+        _lazy(
+            r"(?m)(?:^\s*|\s)#{2,}\s*(?:system|instructions?|new instructions|developer|assistant|response)\s*(?::|$)"
         ),
     ),
     (
         "role",
-        re.compile(
+        _lazy(
             r"\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system|developer)\s+(?:prompt|message|instructions?)\b"
         ),
     ),
     (
         "tool",
-        re.compile(
+        _lazy(
             r"<\s*/?\s*(?:tool_use|tool_result|tool_call|tool_response|tool_output|function_calls?|function_results?|function_response|invoke|antml:[\w-]+|fnr?)\b[^<>]{0,200}>"
         ),
     ),
     (
         "tool",
-        re.compile(
+        _lazy(
             r"\"type\"\s*:\s*\"(?:tool_use|tool_result|function_call|server_tool_use)\"|\"tool_calls\"\s*:\s*\[|\bto=functions\.\w+|\bfunctions\.\w+\s*\(\s*\{"
         ),
     ),
     (
         "tool",
-        re.compile(
-            r"(?m)^[\s>*\[(]*(?:tool[_ ]result|function[_ ]result|tool[_ ]output|observation|tool response)\s*(?:\(\w+\))?\s*[\]:]\s*(?=[^\n]*\b(?:approved|authori[sz]ed|granted|permission|confirmed|you (?:may|must|should|can) (?:now )?)\b)"
+        _lazy(
+            r"(?m)(?:^|[:;.]\s)[\s>*\[(]*(?:tool[_ ]result|function[_ ]result|tool[_ ]output|observation|tool response)\s*(?:\(\w+\))?\s*[\]:]\s*(?=[^\n]*\b(?:approved|authori[sz]ed|granted|permission|confirmed|you (?:may|must|should|can) (?:now )?)\b)"
         ),
     ),
 )
@@ -532,7 +585,9 @@ _REPORTED_RE = re.compile(
     r"said|says|saying|wrote|writes|claimed|claims|tried|tries|attempted|attempts|urged|urges|"
     r"directed|directs|demanded|demands|contained|contains|included|includes|embedded|hid|hides|"
     r"planted|injected|quoted|quotes|reads|read|stated|states|suggested|suggests|attempting|trying)\b"
-    r"[^.!?\n]{0,120}$"
+    # Indirect speech only ("told the reader to ..."): a quotation after a
+    # colon or a quote mark is the instruction itself, copied.
+    r"[^.!?\n:\"'“”«»‘’]{0,120}\b(?:to|that|into)\s+(?:\w+\s+){0,2}$"
 )
 _SECOND_PERSON_RE = re.compile(r"\byou(?:r|rs|rself)?\b")
 
@@ -609,6 +664,19 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
     return out
 
 
+# How lossless renders tool parts into message text (`[tool_result] ...`):
+# dropped when two lines are read together, so a payload split across two
+# tool results reads as one sentence, as it would to a model.
+_RENDER_MARKER_RE = re.compile(
+    r"^\s*\[(?:tool_result|tool_use[^\]\n]{0,80}|tool output|file[^\]\n]{0,80})\]\s*"
+)
+
+
+def joined(first: str, second: str) -> str:
+    """Two neighbouring lines as one text to scan (render markers dropped)."""
+    return _RENDER_MARKER_RE.sub("", first) + "\n" + _RENDER_MARKER_RE.sub("", second)
+
+
 def is_injection(text: str, *, reported_speech: bool = False) -> bool:
     return bool(scan(text, reported_speech=reported_speech))
 
@@ -639,7 +707,7 @@ def neutralize(
     for a, b in itertools.pairwise(content):
         if flagged[a] or flagged[b]:
             continue
-        found = scan(lines[a] + "\n" + lines[b], reported_speech=reported_speech)
+        found = scan(joined(lines[a], lines[b]), reported_speech=reported_speech)
         if found:
             flagged[a] = flagged[b] = True
             kinds.update((f.kind, None) for f in found)
@@ -673,3 +741,16 @@ def escape_markup(text: str) -> str:
     element, open a role element, or forge a tool call.
     """
     return _MARKUP_RE.sub(lambda m: _MARKUP_ESCAPES[m.group(0)], text)
+
+
+def inert_line(text: str, *, note: str = WITHHELD_NOTE) -> str:
+    """One line of untrusted text made safe to place in a prompt: whitespace
+    flattened, ``note`` instead if it addresses the agent, markup escaped.
+
+    For the short items re-injected at session start or with a prompt
+    (memories, checkpoint goals and decisions, summary previews).
+    """
+    flat = " ".join(text.split())
+    if scan(flat, reported_speech=True):
+        return note
+    return escape_markup(flat)
