@@ -29,7 +29,8 @@ from lossless.store.postgres import fulltext
 from lossless.timeutil import utc_now_iso
 
 if TYPE_CHECKING:
-    from lossless.store.postgres.store import Conn, PostgresStore
+    from lossless.store.postgres.repository import Conn
+    from lossless.store.postgres.store import PostgresStore
 
 _COLUMNS = (
     "id, project, text, text_hash, tags, confidence, source_summary_id, "
@@ -50,9 +51,7 @@ class Memories:
         self.s = store
 
     def _check(self, value: str | None, what: str) -> None:
-        from lossless.store.postgres.store import _check_text
-
-        _check_text(value, what)
+        rows.check_text(value, what)
 
     def create(self, memory: NewMemory) -> MemoryWrite:
         text = memory.text.strip()
