@@ -17,7 +17,7 @@ from lossless.models import (
     NewSummary,
     Summary,
 )
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.postgres.repository import SUMMARY_COLUMNS, Repo, lock_conversation, to_summary
 from lossless.store.rows import (
     check_text,
@@ -55,16 +55,7 @@ class Summaries(Repo):
         message_ids: Sequence[int] = (),
         source_summary_ids: Sequence[str] = (),
     ) -> bool:
-        for value, what in (
-            (summary.id, "summary id"),
-            (summary.content, "summary content"),
-            (summary.earliest_at, "earliest_at"),
-            (summary.latest_at, "latest_at"),
-            (summary.created_at, "created_at"),
-        ):
-            check_text(value, what)
-        for source_id in [*summary.file_ids, *source_summary_ids]:
-            check_text(source_id, "summary or file id")
+        inputs.restored_summary(summary, source_summary_ids)
         metadata = dumps_json(summary.metadata)
         with self.s._atomic() as conn:
             inserted = conn.execute(
@@ -161,14 +152,7 @@ class Summaries(Repo):
 class Context(Repo):
     def list(self, conversation_id: int) -> builtins.list[ContextItem]:
         return [
-            ContextItem(
-                conversation_id=r["conversation_id"],
-                ordinal=r["ordinal"],
-                item_type=r["item_type"],
-                message_id=r["message_id"],
-                summary_id=r["summary_id"],
-                token_count=r["token_count"],
-            )
+            rows.context_item(r)
             for r in self.s._q(
                 "SELECT * FROM context_items WHERE conversation_id = %s ORDER BY ordinal",
                 [conversation_id],

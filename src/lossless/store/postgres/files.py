@@ -13,7 +13,7 @@ from lossless.models import (
     LargeFile,
     NewLargeFile,
 )
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.postgres.repository import Repo
 from lossless.store.rows import (
     check_text,
@@ -42,16 +42,7 @@ class Files(Repo):
 
     def restore(self, large_file: LargeFile) -> bool:
         f = large_file
-        for value, what in (
-            (f.id, "file id"),
-            (f.path, "path"),
-            (f.sha256, "sha256"),
-            (f.media_type, "media type"),
-            (f.exploration_summary, "exploration summary"),
-            (f.original_name, "original name"),
-            (f.created_at, "created_at"),
-        ):
-            check_text(value, what)
+        inputs.restored_file(f)
         with self.s._atomic() as conn:
             cur = conn.execute(
                 "INSERT INTO large_files(id, conversation_id, message_id, path, byte_size, "
@@ -84,13 +75,9 @@ class Files(Repo):
         token_count: int,
         exploration_summary: str,
     ) -> LargeFile:
-        for value, what in (
-            (file_id, "file id"),
-            (path, "path"),
-            (sha256, "sha256"),
-            (exploration_summary, "exploration summary"),
-        ):
-            check_text(value, what)
+        inputs.file_rewrite(
+            file_id=file_id, path=path, sha256=sha256, exploration_summary=exploration_summary
+        )
         row = self.s._q1(
             "UPDATE large_files SET path = %s, sha256 = %s, byte_size = %s, token_count = %s, "
             "exploration_summary = %s WHERE id = %s RETURNING *",

@@ -19,6 +19,7 @@ from lossless.models import (
     NewNativeRecord,
     Part,
 )
+from lossless.store import inputs, rows
 from lossless.store.contract import (
     AppendResult,
     PartRewrite,
@@ -27,6 +28,7 @@ from lossless.store.postgres.repository import (
     MESSAGE_COLUMNS,
     Conn,
     Repo,
+    already_decoded,
     lock_conversation,
     to_conversation,
     to_message,
@@ -51,14 +53,13 @@ class Conversations(Repo):
         metadata: JSON | None = None,
         created_at: str | None = None,
     ) -> Conversation:
-        for value, what in (
-            (project, "project"),
-            (session_id, "session id"),
-            (client, "client"),
-            (title, "title"),
-            (created_at, "created_at"),
-        ):
-            check_text(value, what)
+        inputs.conversation(
+            project=project,
+            session_id=session_id,
+            client=client,
+            title=title,
+            created_at=created_at,
+        )
         meta = dumps_json(metadata or {})
         with self.s._atomic() as conn:
             # ON CONFLICT makes concurrent creators converge on one row: the
@@ -143,18 +144,7 @@ class Conversations(Repo):
 
 class Messages(Repo):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
-        for m in messages:
-            check_text(m.content, "message content")
-            check_text(m.ingest_key, "ingest key")
-            check_text(m.created_at, "created_at")
-            dumps_json(m.metadata)
-            for p in m.parts:
-                check_text(p.kind, "message part kind")
-                check_text(p.text, "message part text")
-                check_text(p.tool_name, "tool name")
-                check_text(p.tool_call_id, "tool call id")
-                dumps_json(p.metadata)
-            _check_records(m.native_records)
+        inputs.new_messages(messages)
         if not messages:
             return AppendResult(inserted=[], skipped=0)
         now = utc_now_iso()
@@ -249,7 +239,7 @@ class Messages(Repo):
         return AppendResult(inserted=inserted, skipped=skipped)
 
     def add_native_records(self, conversation_id: int, records: Sequence[NewNativeRecord]) -> int:
-        _check_records(records)
+        inputs.native_records(records)
         if not records:
             return 0
         with self.s._atomic() as conn:
@@ -285,13 +275,9 @@ class Messages(Repo):
         return [to_message(r) for r in self.s._q(sql, params)]
 
     def iter_all(self, conversation_id: int, *, batch: int = 1000) -> Iterator[Message]:
-        after = -1
-        while True:
-            page = self.list(conversation_id, after_seq=after, limit=batch)
-            if not page:
-                return
-            yield from page
-            after = page[-1].seq
+        return rows.iter_in_pages(
+            lambda after, limit: self.list(conversation_id, after_seq=after, limit=limit), batch
+        )
 
     def parts(self, message_ids: Sequence[int]) -> dict[int, builtins.list[Part]]:
         result: dict[int, builtins.list[Part]] = {mid: [] for mid in message_ids}
@@ -301,17 +287,7 @@ class Messages(Repo):
             "SELECT * FROM message_parts WHERE message_id = ANY(%s) ORDER BY message_id, ordinal",
             [builtins.list(result)],
         ):
-            result[r["message_id"]].append(
-                Part(
-                    message_id=r["message_id"],
-                    ordinal=r["ordinal"],
-                    kind=r["kind"],
-                    text=r["text"],
-                    tool_name=r["tool_name"],
-                    tool_call_id=r["tool_call_id"],
-                    metadata=r["metadata"],
-                )
-            )
+            result[r["message_id"]].append(rows.part(r, already_decoded))
         return result
 
     def native_records(
@@ -322,20 +298,7 @@ class Messages(Repo):
         if message_id is not None:
             sql += " AND message_id = %s"
             params.append(message_id)
-        return [
-            NativeRecord(
-                id=r["id"],
-                conversation_id=r["conversation_id"],
-                message_id=r["message_id"],
-                native_key=r["native_key"],
-                record_type=r["record_type"],
-                raw=r["raw"],
-                source_path=r["source_path"],
-                line_no=r["line_no"],
-                byte_offset=r["byte_offset"],
-            )
-            for r in self.s._q(sql + " ORDER BY id", params)
-        ]
+        return [rows.native_record(r, r["raw"]) for r in self.s._q(sql + " ORDER BY id", params)]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         for key in keys:
@@ -402,14 +365,6 @@ class Messages(Repo):
             cur = conn.execute("UPDATE native_records SET raw = %s WHERE id = %s", [raw, record_id])
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
-
-
-def _check_records(records: Sequence[NewNativeRecord]) -> None:
-    for r in records:
-        check_text(r.raw, "native record")
-        check_text(r.native_key, "native key")
-        check_text(r.record_type, "native record type")
-        check_text(r.source_path, "source path")
 
 
 def _insert_records(

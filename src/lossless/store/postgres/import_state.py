@@ -13,6 +13,7 @@ from lossless.models import (
     QuarantinedLine,
     SourceCursor,
 )
+from lossless.store import inputs, rows
 from lossless.store.postgres.repository import Repo
 from lossless.store.rows import (
     check_text,
@@ -67,18 +68,7 @@ class Quarantine(Repo):
         if limit >= 0:
             sql += " LIMIT %s"
             params.append(limit)
-        return [
-            QuarantinedLine(
-                id=r["id"],
-                source_path=r["source_path"],
-                line_no=r["line_no"],
-                byte_offset=r["byte_offset"],
-                error=r["error"],
-                raw=bytes(r["raw"]),
-                created_at=r["created_at"],
-            )
-            for r in self.s._q(sql, params)
-        ]
+        return [rows.quarantined_line(r) for r in self.s._q(sql, params)]
 
     def count(self) -> int:
         row = self.s._q1("SELECT count(*) AS n FROM quarantine")
@@ -112,24 +102,10 @@ class Cursors(Repo):
         r = self.s._q1("SELECT * FROM source_cursors WHERE source_path = %s", [source_path])
         if r is None:
             return None
-        return SourceCursor(
-            source_path=r["source_path"],
-            conversation_id=r["conversation_id"],
-            byte_offset=r["byte_offset"],
-            line_no=r["line_no"],
-            anchor_key=r["anchor_key"],
-            anchor_sha256=r["anchor_sha256"],
-            updated_at=r["updated_at"],
-        )
+        return rows.source_cursor(r)
 
     def put(self, cursor: SourceCursor) -> None:
-        for value, what in (
-            (cursor.source_path, "source path"),
-            (cursor.anchor_key, "anchor key"),
-            (cursor.anchor_sha256, "anchor sha256"),
-            (cursor.updated_at, "updated_at"),
-        ):
-            check_text(value, what)
+        inputs.cursor(cursor)
         with self.s._atomic() as conn:
             conn.execute(
                 "INSERT INTO source_cursors(source_path, conversation_id, byte_offset, line_no, "

@@ -12,6 +12,7 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
@@ -26,9 +27,7 @@ from lossless.store.regex import (
 )
 from lossless.store.rows import (
     check_text,
-    numeric_id,
     one_line,
-    with_cover,
 )
 
 # Regex grep reads candidates newest first: LIMIT queries of these sizes
@@ -82,18 +81,12 @@ class Search(Repo):
                 hits.extend(self._regex(query, limit, budget, kind="message"))
             if query.scope in ("summaries", "both"):
                 hits.extend(self._regex(query, limit, budget, kind="summary"))
-        # Stable sorts, least significant key first: id, then time, then rank.
-        hits.sort(key=numeric_id, reverse=True)
-        hits.sort(key=lambda h: h.created_at or "", reverse=True)
-        if query.mode == "full_text":
-            hits.sort(key=lambda h: h.rank)
-        hits = hits[:limit]
-        message_ids = [int(h.id) for h in hits if h.kind == "message"]
-        covering = self.s.summaries.covering(message_ids) if message_ids else {}
-        return GrepHits(
-            (with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits),
-            complete=budget.stopped_at is None,
-            scanned_until=budget.stopped_at,
+        return rows.ranked_hits(
+            hits,
+            full_text=query.mode == "full_text",
+            limit=limit,
+            covering=self.s.summaries.covering,
+            stopped_at=budget.stopped_at,
         )
 
     def _filters(self, query: GrepQuery, kind: str) -> tuple[str, list[Any]]:

@@ -17,7 +17,7 @@ from lossless.models import (
     NewSummary,
     Summary,
 )
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -39,10 +39,12 @@ class Summaries(Repo):
         return stored
 
     def get(self, summary_id: str) -> Summary | None:
+        check_text(summary_id, "summary id")
         row = self.s._q1("SELECT * FROM summaries WHERE id = ?", (summary_id,))
         return None if row is None else to_summary(row)
 
     def rewrite(self, summary_id: str, content: str) -> None:
+        check_text(summary_id, "summary id")
         check_text(content, "summary content")
         with self.s._atomic():
             cur = self.db.execute(
@@ -58,7 +60,7 @@ class Summaries(Repo):
         message_ids: Sequence[int] = (),
         source_summary_ids: Sequence[str] = (),
     ) -> bool:
-        check_text(summary.content, "summary content")
+        inputs.restored_summary(summary, source_summary_ids)
         with self.s._atomic():
             if self.s._q1("SELECT 1 FROM summaries WHERE id = ?", (summary.id,)):
                 return False
@@ -104,6 +106,7 @@ class Summaries(Repo):
         return [to_summary(r) for r in self.s._q(sql + " ORDER BY r.rowid", params)]
 
     def source_message_ids(self, summary_id: str) -> builtins.list[int]:
+        check_text(summary_id, "summary id")
         rows = self.s._q(
             "SELECT message_id FROM summary_messages WHERE summary_id = ? ORDER BY ordinal",
             (summary_id,),
@@ -111,6 +114,7 @@ class Summaries(Repo):
         return [int(r["message_id"]) for r in rows]
 
     def source_summary_ids(self, summary_id: str) -> builtins.list[str]:
+        check_text(summary_id, "summary id")
         rows = self.s._q(
             "SELECT parent_id FROM summary_parents WHERE summary_id = ? ORDER BY ordinal",
             (summary_id,),
@@ -131,6 +135,7 @@ class Summaries(Repo):
         return found
 
     def condensed_into(self, summary_id: str) -> str | None:
+        check_text(summary_id, "summary id")
         row = self.s._q1(
             "SELECT summary_id FROM summary_parents WHERE parent_id = ? LIMIT 1", (summary_id,)
         )
@@ -140,14 +145,7 @@ class Summaries(Repo):
 class Context(Repo):
     def list(self, conversation_id: int) -> builtins.list[ContextItem]:
         return [
-            ContextItem(
-                conversation_id=r["conversation_id"],
-                ordinal=r["ordinal"],
-                item_type=r["item_type"],
-                message_id=r["message_id"],
-                summary_id=r["summary_id"],
-                token_count=r["token_count"],
-            )
+            rows.context_item(r)
             for r in self.s._q(
                 "SELECT * FROM context_items WHERE conversation_id = ? ORDER BY ordinal",
                 (conversation_id,),
@@ -206,6 +204,8 @@ class Context(Repo):
         return int(row["n"]) if row else 0
 
     def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
+        for item in items:
+            check_text(item.summary_id, "summary id")
         with self.s._atomic():
             self.db.execute(
                 "DELETE FROM context_items WHERE conversation_id = ?", (conversation_id,)

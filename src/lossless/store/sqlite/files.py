@@ -13,7 +13,7 @@ from lossless.models import (
     LargeFile,
     NewLargeFile,
 )
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.rows import (
     check_text,
 )
@@ -29,6 +29,7 @@ class Files(Repo):
         return stored
 
     def get(self, file_id: str) -> LargeFile | None:
+        check_text(file_id, "file id")
         row = self.s._q1("SELECT * FROM large_files WHERE id = ?", (file_id,))
         return None if row is None else to_large_file(row)
 
@@ -40,9 +41,8 @@ class Files(Repo):
         return [to_large_file(r) for r in rows]
 
     def restore(self, large_file: LargeFile) -> bool:
+        inputs.restored_file(large_file)
         f = large_file
-        for value, what in ((f.path, "path"), (f.exploration_summary, "exploration summary")):
-            check_text(value, what)
         with self.s._atomic():
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO large_files(id, conversation_id, message_id, path, "
@@ -74,8 +74,9 @@ class Files(Repo):
         token_count: int,
         exploration_summary: str,
     ) -> LargeFile:
-        for value, what in ((path, "path"), (exploration_summary, "exploration summary")):
-            check_text(value, what)
+        inputs.file_rewrite(
+            file_id=file_id, path=path, sha256=sha256, exploration_summary=exploration_summary
+        )
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE large_files SET path = ?, sha256 = ?, byte_size = ?, token_count = ?, "
@@ -89,6 +90,8 @@ class Files(Repo):
         return got
 
     def paths_in_use(self, paths: Sequence[str]) -> set[str]:
+        for path in paths:
+            check_text(path, "path")
         found: set[str] = set()
         unique = builtins.list(dict.fromkeys(paths))
         for start in range(0, len(unique), 500):

@@ -20,6 +20,7 @@ from lossless.models import (
     NewNativeRecord,
     Part,
 )
+from lossless.store import inputs, rows
 from lossless.store.contract import (
     AppendResult,
     PartRewrite,
@@ -52,8 +53,13 @@ class Conversations(Repo):
         metadata: JSON | None = None,
         created_at: str | None = None,
     ) -> Conversation:
-        for value, what in ((project, "project"), (session_id, "session id"), (title, "title")):
-            check_text(value, what)
+        inputs.conversation(
+            project=project,
+            session_id=session_id,
+            client=client,
+            title=title,
+            created_at=created_at,
+        )
         with self.s._atomic():
             row = self.s._q1(
                 "SELECT * FROM conversations WHERE project = ? AND client = ? AND session_id = ?",
@@ -84,6 +90,8 @@ class Conversations(Repo):
     def find_by_session(
         self, session_id: str, *, project: str | None = None
     ) -> Conversation | None:
+        check_text(session_id, "session id")
+        check_text(project, "project")
         sql = "SELECT * FROM conversations WHERE session_id = ?"
         params: list[Any] = [session_id]
         if project is not None:
@@ -95,6 +103,8 @@ class Conversations(Repo):
     def list(
         self, *, project: str | None = None, client: str | None = None, limit: int | None = None
     ) -> builtins.list[Conversation]:
+        check_text(project, "project")
+        check_text(client, "client")
         sql = "SELECT * FROM conversations WHERE 1=1"
         params: list[Any] = []
         if project is not None:
@@ -134,15 +144,7 @@ class Conversations(Repo):
 
 class Messages(Repo):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
-        for m in messages:
-            check_text(m.content, "message content")
-            check_text(m.ingest_key, "ingest key")
-            for p in m.parts:
-                check_text(p.text, "message part text")
-                check_text(p.tool_name, "tool name")
-                check_text(p.tool_call_id, "tool call id")
-            for r in m.native_records:
-                check_text(r.raw, "native record")
+        inputs.new_messages(messages)
         inserted: list[Message] = []
         skipped = 0
         now = utc_now_iso()
@@ -249,8 +251,7 @@ class Messages(Repo):
         return self.db.total_changes - before
 
     def add_native_records(self, conversation_id: int, records: Sequence[NewNativeRecord]) -> int:
-        for r in records:
-            check_text(r.raw, "native record")
+        inputs.native_records(records)
         with self.s._atomic():
             return self._insert_records(conversation_id, None, records)
 
@@ -284,13 +285,9 @@ class Messages(Repo):
         return [to_message(r) for r in self.s._q(sql, params)]
 
     def iter_all(self, conversation_id: int, *, batch: int = 1000) -> Iterator[Message]:
-        after = -1
-        while True:
-            page = self.list(conversation_id, after_seq=after, limit=batch)
-            if not page:
-                return
-            yield from page
-            after = page[-1].seq
+        return rows.iter_in_pages(
+            lambda after, limit: self.list(conversation_id, after_seq=after, limit=limit), batch
+        )
 
     def parts(self, message_ids: Sequence[int]) -> dict[int, builtins.list[Part]]:
         result: dict[int, builtins.list[Part]] = {mid: [] for mid in message_ids}
@@ -303,17 +300,7 @@ class Messages(Repo):
                 "ORDER BY message_id, ordinal",
                 chunk,
             ):
-                result[r["message_id"]].append(
-                    Part(
-                        message_id=r["message_id"],
-                        ordinal=r["ordinal"],
-                        kind=r["kind"],
-                        text=r["text"],
-                        tool_name=r["tool_name"],
-                        tool_call_id=r["tool_call_id"],
-                        metadata=decode_json(r["metadata"]),
-                    )
-                )
+                result[r["message_id"]].append(rows.part(r, decode_json))
         return result
 
     def native_records(
@@ -325,21 +312,13 @@ class Messages(Repo):
             sql += " AND message_id = ?"
             params.append(message_id)
         return [
-            NativeRecord(
-                id=r["id"],
-                conversation_id=r["conversation_id"],
-                message_id=r["message_id"],
-                native_key=r["native_key"],
-                record_type=r["record_type"],
-                raw=unpack_raw(r["raw"]),
-                source_path=r["source_path"],
-                line_no=r["line_no"],
-                byte_offset=r["byte_offset"],
-            )
+            rows.native_record(r, unpack_raw(r["raw"]))
             for r in self.s._q(sql + " ORDER BY id", params)
         ]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
+        for key in keys:
+            check_text(key, "native key")
         found: set[str] = set()
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):

@@ -13,6 +13,8 @@ from lossless.models import (
     QuarantinedLine,
     SourceCursor,
 )
+from lossless.store import inputs, rows
+from lossless.store.rows import check_text
 from lossless.store.sqlite.repository import Repo
 from lossless.timeutil import utc_now_iso
 
@@ -28,6 +30,8 @@ class Quarantine(Repo):
         raw: bytes,
         created_at: str | None = None,
     ) -> bool:
+        check_text(source_path, "source path")
+        check_text(created_at, "created_at")
         with self.s._atomic():
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO quarantine(source_path, line_no, byte_offset, error, raw, "
@@ -47,6 +51,7 @@ class Quarantine(Repo):
     def list(
         self, *, source_path: str | None = None, limit: int = 100, after_id: int | None = None
     ) -> builtins.list[QuarantinedLine]:
+        check_text(source_path, "source path")
         sql = "SELECT * FROM quarantine WHERE id > ?"
         params: list[Any] = [-1 if after_id is None else after_id]
         if source_path is not None:
@@ -54,18 +59,7 @@ class Quarantine(Repo):
             params.append(source_path)
         sql += " ORDER BY id LIMIT ?"
         params.append(limit)
-        return [
-            QuarantinedLine(
-                id=r["id"],
-                source_path=r["source_path"],
-                line_no=r["line_no"],
-                byte_offset=r["byte_offset"],
-                error=r["error"],
-                raw=bytes(r["raw"]),
-                created_at=r["created_at"],
-            )
-            for r in self.s._q(sql, params)
-        ]
+        return [rows.quarantined_line(r) for r in self.s._q(sql, params)]
 
     def count(self) -> int:
         row = self.s._q1("SELECT count(*) AS n FROM quarantine")
@@ -93,20 +87,14 @@ class Quarantine(Repo):
 
 class Cursors(Repo):
     def get(self, source_path: str) -> SourceCursor | None:
+        check_text(source_path, "source path")
         r = self.s._q1("SELECT * FROM source_cursors WHERE source_path = ?", (source_path,))
         if r is None:
             return None
-        return SourceCursor(
-            source_path=r["source_path"],
-            conversation_id=r["conversation_id"],
-            byte_offset=r["byte_offset"],
-            line_no=r["line_no"],
-            anchor_key=r["anchor_key"],
-            anchor_sha256=r["anchor_sha256"],
-            updated_at=r["updated_at"],
-        )
+        return rows.source_cursor(r)
 
     def put(self, cursor: SourceCursor) -> None:
+        inputs.cursor(cursor)
         with self.s._atomic():
             self.db.execute(
                 "INSERT INTO source_cursors(source_path, conversation_id, byte_offset, line_no, "

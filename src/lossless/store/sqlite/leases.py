@@ -10,11 +10,13 @@ from lossless.errors import (
 from lossless.store.contract import (
     Lease,
 )
+from lossless.store.rows import check_text
 from lossless.store.sqlite.repository import Repo
 
 
 class Leases(Repo):
     def acquire(self, conversation_id: int, owner: str, ttl_s: float) -> Lease | None:
+        check_text(owner, "lease owner")
         now = time.time()
         with self.s._atomic():
             row = self.s._q1(

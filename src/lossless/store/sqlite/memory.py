@@ -13,7 +13,7 @@ from lossless.errors import (
     InputError,
     NotFoundError,
 )
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.contract import (
     Memory,
     MemoryHit,
@@ -39,8 +39,7 @@ class Memories(Repo):
         text = memory.text.strip()
         if not text:
             raise InputError("memory text is empty")
-        check_text(text, "memory text")
-        check_text(memory.project, "project")
+        inputs.new_memory(memory, text)
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
         tags = clean_tags(memory.tags)
@@ -107,12 +106,14 @@ class Memories(Repo):
         return MemoryWrite(got, created=True)
 
     def get(self, memory_id: str) -> Memory | None:
+        check_text(memory_id, "memory id")
         row = self.s._q1("SELECT * FROM memories WHERE id = ?", (memory_id,))
         return None if row is None else to_memory(row)
 
     def list(
         self, *, project: str | None = None, include_archived: bool = False
     ) -> builtins.list[Memory]:
+        check_text(project, "project")
         sql = "SELECT * FROM memories WHERE 1=1"
         params: builtins.list[Any] = []
         if project is not None:
@@ -130,6 +131,7 @@ class Memories(Repo):
         limit: int = 20,
         include_archived: bool = False,
     ) -> builtins.list[MemoryHit]:
+        check_text(project, "project")
         check_text(query, "memory search query")
         match = full_text_query(query)
         if limit <= 0:
@@ -152,6 +154,7 @@ class Memories(Repo):
         return [MemoryHit(to_memory(r), score=-float(r["bm"])) for r in rows]
 
     def _set_archived(self, memory_id: str, archived: bool) -> Memory:
+        check_text(memory_id, "memory id")
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE memories SET archived = ? WHERE id = ?", (int(archived), memory_id)
@@ -169,6 +172,9 @@ class Memories(Repo):
         return self._set_archived(memory_id, False)
 
     def record_surfaced(self, memory_ids: Sequence[str], at: str) -> None:
+        check_text(at, "surfaced time")
+        for memory_id in memory_ids:
+            check_text(memory_id, "memory id")
         ids = builtins.list(dict.fromkeys(memory_ids))
         if not ids:
             return
@@ -180,6 +186,8 @@ class Memories(Repo):
             )
 
     def record_used(self, memory_id: str, at: str) -> Memory:
+        check_text(memory_id, "memory id")
+        check_text(at, "used time")
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE memories SET used_count = used_count + 1, last_used_at = ? WHERE id = ?",
@@ -192,6 +200,7 @@ class Memories(Repo):
         return got
 
     def rewrite(self, memory_id: str, text: str, tags: Sequence[str]) -> Memory:
+        check_text(memory_id, "memory id")
         text = text.strip()
         if not text:
             raise InputError("memory text is empty")
@@ -238,8 +247,7 @@ class Memories(Repo):
         return got
 
     def restore(self, memory: Memory) -> bool:
-        check_text(memory.text, "memory text")
-        check_text(memory.project, "project")
+        inputs.restored_memory(memory)
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
         tags = clean_tags(memory.tags)

@@ -13,6 +13,7 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
@@ -27,9 +28,7 @@ from lossless.store.regex import (
 )
 from lossless.store.rows import (
     check_text,
-    numeric_id,
     one_line,
-    with_cover,
 )
 from lossless.store.sqlite.repository import Repo
 from lossless.store.stopwords import content_words
@@ -115,6 +114,9 @@ class Search(Repo):
         if not query.pattern:
             raise InputError("grep pattern is empty")
         check_text(query.pattern, "grep pattern")
+        check_text(query.session_id, "session id")
+        check_text(query.project, "project")
+        check_text(query.since, "since")
         limit = max(0, query.limit)
         if limit == 0:
             return GrepHits()
@@ -124,18 +126,12 @@ class Search(Repo):
             hits.extend(self._messages(query, limit, budget))
         if query.scope in ("summaries", "both"):
             hits.extend(self._summaries(query, limit, budget))
-        # Stable sorts, least significant key first: id, then time, then rank.
-        hits.sort(key=numeric_id, reverse=True)
-        hits.sort(key=lambda h: h.created_at or "", reverse=True)
-        if query.mode == "full_text":
-            hits.sort(key=lambda h: h.rank)
-        hits = hits[:limit]
-        message_ids = [int(h.id) for h in hits if h.kind == "message"]
-        covering = self.s.summaries.covering(message_ids) if message_ids else {}
-        return GrepHits(
-            (with_cover(h, covering.get(int(h.id))) if h.kind == "message" else h for h in hits),
-            complete=budget.stopped_at is None,
-            scanned_until=budget.stopped_at,
+        return rows.ranked_hits(
+            hits,
+            full_text=query.mode == "full_text",
+            limit=limit,
+            covering=self.s.summaries.covering,
+            stopped_at=budget.stopped_at,
         )
 
     def _filters(self, query: GrepQuery, alias: str) -> tuple[str, list[Any]]:
