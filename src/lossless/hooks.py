@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from lossless.engine.ingest import FileImportResult
     from lossless.models import Conversation
     from lossless.sources.base import ParseEvent, SourceKind
-    from lossless.store.postgres.outbox import Outbox, OutboxEvent
+    from lossless.store.outbox import Outbox, OutboxEvent
     from lossless.worker import FileLock
 
 EVENTS: tuple[str, ...] = (
@@ -265,7 +265,9 @@ def handle(
     try:
         engine = _open_engine(config)
     except StoreError as exc:
-        if config.get("storage.backend") != "postgresql":
+        from lossless.store import is_shared
+
+        if not is_shared(config):
             raise
         return _capture_instead(config, event, payload, outcome, exc, final=final, client=client)
     try:
@@ -282,7 +284,7 @@ def handle(
                 lock_fd=lock_fd,
             )
     except StoreError as exc:
-        if engine.store.backend != "postgresql":
+        if engine.store.coordination is None:
             raise
         # The server went away mid-hook. Whatever reached it is stored and the
         # capture repeats it; delivery skips what the server already has.
@@ -303,7 +305,7 @@ def _handle_online(
     background: bool,
     lock_fd: int | None,
 ) -> None:
-    if engine.store.backend == "postgresql":
+    if engine.store.capabilities.distributed_coordination:
         # Before this hook's own ingest, so what was captured offline reaches
         # the server first.
         _deliver_from_hook(engine, outcome)
@@ -665,9 +667,8 @@ def _wake_worker(config: Config, outcome: HookOutcome) -> None:
 def _open_engine(config: Config) -> Engine:
     from lossless.engine.engine import Engine
 
-    if config.get("storage.backend") == "postgresql":
-        config = _with_hook_connect_timeout(config)
-    return Engine.open(config=config)
+    # Only a server backend reads the setting; a local one ignores it.
+    return Engine.open(config=_with_hook_connect_timeout(config))
 
 
 def _with_hook_connect_timeout(config: Config) -> Config:
@@ -702,7 +703,7 @@ def _capture_instead(
 
 
 def outbox_path(config: Config) -> Path:
-    from lossless.store.postgres.outbox import OUTBOX_FILE
+    from lossless.store.outbox import OUTBOX_FILE
 
     return config.home / OUTBOX_FILE
 
@@ -717,7 +718,7 @@ def capture_offline(
     the server's cursor cannot be asked. Capturing more than needed is safe,
     delivery skips what the server already has; capturing less would lose it.
     """
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
     from lossless.worker import FileLock
 
     paths = transcript_paths(payload)
@@ -819,17 +820,15 @@ class OutboxDelivery:
 def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDelivery | None:
     """Deliver what hooks captured offline to the server, in order, each once.
 
-    None when there is nothing to do: not PostgreSQL, no outbox, an empty
+    None when there is nothing to do: not a shared store, no outbox, an empty
     one, or another process delivering it right now.
     """
-    from typing import cast
-
     from lossless.errors import StoreError
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
     from lossless.worker import FileLock
 
     config = engine.config
-    if engine.store.backend != "postgresql" or not outbox_path(config).exists():
+    if engine.store.coordination is None or not outbox_path(config).exists():
         return None
     lock = FileLock(config.home / "locks" / OUTBOX_LOCK)
     if not lock.acquire():
@@ -851,14 +850,10 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
                     previous = found.conversations.get(result.conversation_id, False)
                     found.conversations[result.conversation_id] = previous or final
 
-            from lossless.store.postgres.store import PostgresStore
-
             # Not atomic with its receipt: an import commits in batches of its
             # own. It is idempotent, so a crash between the two repeats it
             # harmlessly.
-            report = outbox.deliver(
-                cast(PostgresStore, engine.store), apply, atomic=False, limit=limit
-            )
+            report = outbox.deliver(engine.store, apply, atomic=False, limit=limit)
     finally:
         lock.release()
     found.delivered, found.duplicates = report.delivered, report.duplicates
