@@ -46,6 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+# Set in every model process lossless starts; a `claude -p` started that way
+# fires these hooks too, and capturing it would store lossless's own prompts.
+from lossless.delegation import CHILD_MARKER_ENV, inside_subagent
+
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.engine import Engine
@@ -93,13 +97,6 @@ _BACKGROUND_FIELDS = (
 )
 LOG_FILE = "hooks.log"
 LOG_ROTATE_BYTES = 5 * 1024 * 1024
-# Set by lossless in the environment of every model process it starts (the
-# `command` summarizer, the lcm_expand_query sub-agent). A `claude -p` started
-# that way fires these hooks too; capturing it would store lossless's own
-# summarization prompts as user history and could trigger more compaction.
-# An inter-process marker set by our own code, not configuration, so it is
-# read here directly rather than through Config.
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 # A hook on PostgreSQL gives up on the server after this long and captures
 # into the outbox instead: the client waits on the hook, and the outbox loses
 # nothing. It replaces postgres.connect_timeout_s for hooks only (2 s is
@@ -127,11 +124,6 @@ HOOK_EVENTS = (
 def canonical_event(event: str) -> str:
     """The event's canonical spelling (clients and users vary the case)."""
     return next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
-
-
-def inside_subagent() -> bool:
-    """True in a process that lossless started as a model sub-process."""
-    return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")
 
 
 class HookInputError(Exception):
