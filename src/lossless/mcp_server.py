@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
-from lossless.hooks import CHILD_MARKER_ENV, inside_subagent
+from lossless.process import CHILD_MARKER_ENV, inside_subagent
 
 if TYPE_CHECKING:
     from lossless.config import Config

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
+from lossless.process import CHILD_MARKER_ENV
 from lossless.summarize.errors import (
     SummarizerFatalError,
     SummarizerRefused,
@@ -29,7 +30,6 @@ from lossless.summarize.prompts import render_prompt
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import estimate_tokens
 
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 _STDERR_TAIL = 600
 
 
