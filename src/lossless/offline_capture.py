@@ -27,14 +27,14 @@ if TYPE_CHECKING:
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
     from lossless.sources.base import ParseEvent, SourceKind
-    from lossless.store.postgres.outbox import Outbox, OutboxEvent
+    from lossless.store.outbox import Outbox, OutboxEvent
 
 CAPTURE_KIND = "transcript"
 OUTBOX_LOCK = "outbox.lock"
 
 
 def outbox_path(config: Config) -> Path:
-    from lossless.store.postgres.outbox import OUTBOX_FILE
+    from lossless.store.outbox import OUTBOX_FILE
 
     return config.home / OUTBOX_FILE
 
@@ -49,7 +49,7 @@ def capture_offline(
     the server's cursor cannot be asked. Capturing more than needed is safe,
     delivery skips what the server already has; capturing less would lose it.
     """
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
 
     notes: list[str] = []
     with Outbox(outbox_path(config)) as outbox:
@@ -146,16 +146,14 @@ class OutboxDelivery:
 def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDelivery | None:
     """Deliver what hooks captured offline to the server, in order, each once.
 
-    None when there is nothing to do: not PostgreSQL, no outbox, an empty
+    None when there is nothing to do: not a shared store, no outbox, an empty
     one, or another process delivering it right now.
     """
-    from typing import cast
-
     from lossless.errors import StoreError
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
 
     config = engine.config
-    if engine.store.backend != "postgresql" or not outbox_path(config).exists():
+    if engine.store.coordination is None or not outbox_path(config).exists():
         return None
     lock = FileLock(config.home / "locks" / OUTBOX_LOCK)
     if not lock.acquire():
@@ -177,14 +175,10 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
                     previous = found.conversations.get(result.conversation_id, False)
                     found.conversations[result.conversation_id] = previous or final
 
-            from lossless.store.postgres.store import PostgresStore
-
             # Not atomic with its receipt: an import commits in batches of its
             # own. It is idempotent, so a crash between the two repeats it
             # harmlessly.
-            report = outbox.deliver(
-                cast(PostgresStore, engine.store), apply, atomic=False, limit=limit
-            )
+            report = outbox.deliver(engine.store, apply, atomic=False, limit=limit)
     finally:
         lock.release()
     found.delivered, found.duplicates = report.delivered, report.duplicates

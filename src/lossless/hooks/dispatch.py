@@ -154,7 +154,9 @@ def handle(
     try:
         engine = _open_engine(config)
     except StoreError as exc:
-        if config.get("storage.backend") != "postgresql":
+        from lossless.store import is_shared
+
+        if not is_shared(config):
             raise
         return _capture_instead(config, event, payload, outcome, exc, final=final, client=client)
     try:
@@ -171,7 +173,7 @@ def handle(
                 lock_fd=lock_fd,
             )
     except StoreError as exc:
-        if engine.store.backend != "postgresql":
+        if engine.store.coordination is None:
             raise
         # The server went away mid-hook. Whatever reached it is stored and the
         # capture repeats it; delivery skips what the server already has.
@@ -192,7 +194,7 @@ def _handle_online(
     background: bool,
     lock_fd: int | None,
 ) -> None:
-    if engine.store.backend == "postgresql":
+    if engine.store.capabilities.distributed_coordination:
         # Before this hook's own ingest, so what was captured offline reaches
         # the server first.
         _deliver_from_hook(engine, outcome)
@@ -283,9 +285,8 @@ def _wake_worker(config: Config, outcome: HookOutcome) -> None:
 def _open_engine(config: Config) -> Engine:
     from lossless.engine.engine import Engine
 
-    if config.get("storage.backend") == "postgresql":
-        config = _with_hook_connect_timeout(config)
-    return Engine.open(config=config)
+    # Only a server backend reads the setting; a local one ignores it.
+    return Engine.open(config=_with_hook_connect_timeout(config))
 
 
 def _with_hook_connect_timeout(config: Config) -> Config:
