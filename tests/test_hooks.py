@@ -539,8 +539,8 @@ def test_session_end_requests_compaction_and_starts_worker(
 def test_sessions_lossless_started_itself_are_not_captured(
     tmp_path: Path, shared_data: Path, lcm_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The one marker the `command` summarizer and the sub-agent set (process.py).
-    from lossless.process import CHILD_MARKER_ENV
+    # The one marker the `command` summarizer and the sub-agent set.
+    from lossless.delegation import CHILD_MARKER_ENV
 
     live = tmp_path / "summarizer-session.jsonl"
     live.write_bytes((shared_data / SPOTTER / "short.jsonl").read_bytes())
@@ -747,6 +747,7 @@ HOOK_PACKAGE_MODULES = {
     "lossless.hooks.ingest",
     "lossless.hooks.log",
     "lossless.hooks.recall",
+    "lossless.delegation",
     "lossless.offline_capture",
     "lossless.process",
 }

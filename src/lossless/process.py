@@ -1,12 +1,10 @@
-"""Process plumbing shared by hooks, the worker and the model sub-processes.
+"""Process plumbing shared by hooks, offline capture and the worker.
 
 - ``FileLock``: an exclusive advisory lock the kernel drops when its holder
   dies (no stale lock after a crash), and the per-transcript ingest lock
   hooks and offline capture take;
 - ``spawn_detached``: start a process in its own session that outlives the
-  hook that started it;
-- ``CHILD_MARKER_ENV``: the marker lossless sets in every model process it
-  starts, so hooks fired inside one capture nothing.
+  hook that started it.
 
 Imported by every hook, so its top level is stdlib only.
 """
@@ -23,21 +21,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lossless.config import Config
 
-# Set by lossless in the environment of every model process it starts (the
-# `command` summarizer, the lcm_expand_query sub-agent). A `claude -p` started
-# that way fires the hooks too; capturing it would store lossless's own
-# summarization prompts as user history and could trigger more compaction.
-# An inter-process marker set by our own code, not configuration, so it is
-# read directly rather than through Config.
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 # How long a hook waits for another hook of the same transcript to finish its
 # ingest. Past it, it ingests anyway: idempotent keys make that safe.
 INGEST_LOCK_WAIT_S = 10.0
-
-
-def inside_subagent() -> bool:
-    """True in a process that lossless started as a model sub-process."""
-    return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")
 
 
 class FileLock:

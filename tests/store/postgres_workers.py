@@ -24,8 +24,9 @@ SETTINGS: dict[str, Any] = {
 
 def _compactor(url: str, home: str, owner: str, wait_s: float) -> Any:
     from lossless.config import load_config
-    from lossless.engine.compaction import Compactor, summarizer_from_config
+    from lossless.engine.compaction import Compactor
     from lossless.store.postgres import PostgresStore
+    from lossless.summarize.configured import summarizer_from_config
 
     config = load_config(Path(home), env={}, overrides=SETTINGS)
     store = PostgresStore(url)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from lossless.process import CHILD_MARKER_ENV
+from lossless.delegation import CHILD_MARKER_ENV
 from lossless.summarize import (
     SummarizerFatalError,
     SummarizerRefused,

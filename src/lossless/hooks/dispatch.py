@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from lossless.delegation import CHILD_MARKER_ENV, inside_subagent
 from lossless.hooks.context import session_context
 from lossless.hooks.events import EVENTS, HookInputError, HookOutcome, parse_payload
 from lossless.hooks.ingest import (
@@ -29,7 +30,6 @@ from lossless.hooks.ingest import (
 from lossless.hooks.log import log_event, log_failure
 from lossless.hooks.recall import recall_memories, record_memory_use
 from lossless.offline_capture import capture_offline, deliver_outbox
-from lossless.process import CHILD_MARKER_ENV, inside_subagent
 
 if TYPE_CHECKING:
     from lossless.config import Config
