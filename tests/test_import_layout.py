@@ -3,7 +3,9 @@
 A circle means two rooms each need the other, so one of them holds an idea
 that belongs elsewhere (hooks and the worker once shared the lock plumbing
 that way). Lazy imports inside functions count too: they only hide the
-circle from the interpreter, not from the design.
+circle from the interpreter, not from the design. Imports for type
+annotations only (under ``if TYPE_CHECKING:``) do not: naming a type is not
+needing its room.
 """
 
 from __future__ import annotations
@@ -26,11 +28,25 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:``."""
+    found: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Module -> the lossless modules it imports anywhere in its text."""
+    """Module -> the lossless modules it imports at run time, anywhere in its text."""
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
                 if node.module in modules:
                     graph[name].add(node.module)
