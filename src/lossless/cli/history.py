@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of, to_jsonable
+from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
 from lossless.cli.search_index import index_imported
 from lossless.engine import retrieval
 from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
+from lossless.jsonable import to_jsonable
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
 
