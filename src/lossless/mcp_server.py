@@ -289,7 +289,12 @@ class LcmTools:
         project = self.project or os.getcwd()
         try:
             written = remember(
-                self.engine.store, text, project=project, tags=tags or (), confidence=confidence
+                self.engine.store,
+                text,
+                project=project,
+                tags=tags or (),
+                confidence=confidence,
+                redactor=self.engine.redactors.for_project(project),
             )
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
