@@ -277,7 +277,12 @@ class LcmTools:
         project = self.project or os.getcwd()
         try:
             written = remember(
-                self.engine.store, text, project=project, tags=tags or (), confidence=confidence
+                self.engine.store,
+                text,
+                project=project,
+                tags=tags or (),
+                confidence=confidence,
+                redactor=self.engine.redactors.for_project(project),
             )
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
@@ -502,6 +507,7 @@ class LcmTools:
                 {
                     "id": e.id,
                     "kind": e.kind,
+                    "relation": e.relation,
                     "session_id": e.session_id,
                     "when": e.when,
                     "text": e.text,
