@@ -37,7 +37,8 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.summarize.injection_corpus import BENIGN, PAYLOADS, Entry
-from tests.summarize.model_server import API_KEY, MODEL, ModelServer
+from tests.summarize.model_server import API_KEY, MODEL, model_server
+from tests.summarize.model_server import base_url as model_base_url
 
 from lossless.engine.assembly import render_summary
 from lossless.injection import Neutralized
@@ -252,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     misses: list[str] = []
     echo = EchoModel()
-    with ModelServer(echo) as server:
+    with model_server(echo) as server:
         for path in paths:
             summarizer: Summarizer
             if path == "extractive":
@@ -262,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                     path,
                     model=MODEL,
                     api_key=API_KEY,
-                    base_url=server.url_for(path),
+                    base_url=model_base_url(server, path),
                     timeout_s=10,
                     retries=0,
                 )

@@ -57,6 +57,40 @@ class StoreConformance:
             project=project, session_id=session, client="generic"
         ).id
 
+    # -- coordination --------------------------------------------------
+
+    def test_coordination_matches_the_capability(self, store: Store) -> None:
+        shared = store.capabilities.distributed_coordination
+        assert (store.coordination is not None) == shared
+        with store.transaction() as tx:
+            assert (tx.coordination is not None) == shared
+
+    def test_coordination_jobs_and_receipts_commit_with_the_transaction(self, store: Store) -> None:
+        if store.coordination is None:
+            pytest.skip(f"{store.backend} has no coordination (one machine)")
+        cid = self.conv(store)
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            assert tx.coordination is not None
+            assert tx.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+            tx.coordination.jobs.enqueue("conformance", cid)
+            raise RuntimeError("roll back")
+        assert not store.coordination.receipts.exists("o", "e1")
+        assert store.coordination.jobs.counts()["ready"] == 0
+        with store.transaction() as tx:
+            assert tx.coordination is not None
+            assert tx.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+        assert store.coordination.receipts.exists("o", "e1")
+        assert not store.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+        assert store.coordination.receipts.count("o") == 1
+
+    def test_coordination_refuses_nul(self, store: Store) -> None:
+        if store.coordination is None:
+            pytest.skip(f"{store.backend} has no coordination (one machine)")
+        with pytest.raises(InputError):
+            store.coordination.jobs.enqueue("bad\x00kind")
+        with pytest.raises(InputError):
+            store.coordination.receipts.record("o", "e\x00", "capture", "2026-01-01T00:00:00Z")
+
     # -- conversations -------------------------------------------------
 
     def test_get_or_create_is_idempotent(self, store: Store) -> None:
@@ -148,6 +182,35 @@ class StoreConformance:
             for i, p in enumerate(parts)
         ]
         assert store.messages.parts([]) == {}
+
+    def test_nul_in_any_text_argument_is_an_input_error(self, store: Store) -> None:
+        # The same fields are checked on every backend (lossless.store.inputs),
+        # lookups included: a backend must not answer "not found" on one
+        # backend and fail with a driver error on another.
+        cid = self.conv(store)
+        bad = "x\x00y"
+        calls: list[Callable[[], object]] = [
+            lambda: store.conversations.get_or_create(project="p", session_id="s", client=bad),
+            lambda: store.conversations.find_by_session(bad),
+            lambda: store.conversations.list(project=bad),
+            lambda: store.messages.has_native_keys(cid, [bad]),
+            lambda: store.messages.append(cid, [msg("ok", "k1", at=bad)]),
+            lambda: store.summaries.get(bad),
+            lambda: store.summaries.source_message_ids(bad),
+            lambda: store.summaries.condensed_into(bad),
+            lambda: store.files.get(bad),
+            lambda: store.files.paths_in_use([bad]),
+            lambda: store.quarantine.list(source_path=bad),
+            lambda: store.cursors.get(bad),
+            lambda: store.leases.acquire(cid, bad, 30),
+            lambda: store.memory.get(bad),
+            lambda: store.memory.list(project=bad),
+            lambda: store.search.grep(GrepQuery("word", project=bad)),
+        ]
+        for call in calls:
+            with pytest.raises(InputError, match="U\\+0000"):
+                call()
+        assert store.messages.count(cid) == 0
 
     def test_nul_is_refused_and_nothing_is_written(self, store: Store) -> None:
         cid = self.conv(store)
@@ -551,6 +614,64 @@ class StoreConformance:
         assert (stats.conversations, stats.messages, stats.parts) == (1, 1, 1)
         assert stats.message_tokens == 10
         assert stats.by_client == {"generic": 1}
+
+    def test_stats_of_one_project_and_counts_by_conversation(self, store: Store) -> None:
+        a1, a2 = self.conv(store, "a1", "alpha"), self.conv(store, "a2", "alpha")
+        b1 = self.conv(store, "b1", "beta")
+        for cid, n in ((a1, 3), (a2, 1), (b1, 2)):
+            result = store.messages.append(
+                cid,
+                [
+                    msg("word " * 8, f"{cid}-{i}", parts=(NewPart("text", "word"),))
+                    for i in range(n)
+                ],
+            )
+            store.context.append_messages(cid, result.inserted)
+        first = store.messages.list(a1)[:2]
+        summary = store.summaries.create(
+            NewSummary(
+                a1,
+                "leaf",
+                0,
+                "what alpha said",
+                3,
+                first[0].created_at,
+                first[-1].created_at,
+                2,
+                20,
+            ),
+            message_ids=[m.id for m in first],
+        )
+        store.context.replace_range(a1, 0, 1, summary)
+        store.quarantine.add(source_path="/x", line_no=1, byte_offset=0, error="bad", raw=b"?")
+
+        alpha = store.stats(project="alpha")
+        assert (alpha.conversations, alpha.messages, alpha.parts, alpha.summaries) == (2, 4, 4, 1)
+        assert alpha.context_items == 3  # a1: summary + 1 message; a2: 1 message
+        assert alpha.message_tokens == sum(
+            m.token_count for c in (a1, a2) for m in store.messages.list(c)
+        )
+        assert alpha.summary_tokens == 3
+        assert alpha.context_tokens == store.context.token_total(a1) + store.context.token_total(a2)
+        assert alpha.quarantined == 1  # store-wide
+        assert alpha.by_client == {"generic": 2}
+        everything = store.stats()
+        assert (everything.conversations, everything.messages, everything.summaries) == (3, 6, 1)
+        assert everything.context_tokens == alpha.context_tokens + store.context.token_total(b1)
+        assert store.stats(project="nobody").messages == 0
+        with pytest.raises(InputError):
+            store.stats(project="bad\x00")
+
+        assert store.messages.count_by_conversation([a1, a2, b1, 999_999]) == {
+            a1: 3,
+            a2: 1,
+            b1: 2,
+            999_999: 0,
+        }
+        assert store.summaries.count_by_conversation([a1, b1]) == {a1: 1, b1: 0}
+        assert store.messages.count_by_conversation([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(store.messages.count_by_conversation(many).values()) == 6
 
     # -- rewriting stored text (sensitive purge) -----------------------
 

@@ -1,22 +1,21 @@
-"""A local HTTP server that speaks the Anthropic Messages and OpenAI Chat
-Completions wire formats and answers every request from a Python callable.
+"""A model on the wire that writes the reply a Python callable chooses for each prompt.
 
-Used where a test or benchmark needs a model that writes a chosen summary for
-the prompt it is sent (an injected one, say): the requests go through the real
-SDKs and providers, only the model is replaced, on the wire.
+Built on ``tests/wire_server.py``: the requests go through the real SDKs and
+providers, only the model is replaced, on the wire. Used where a test or a
+benchmark needs a model that answers what it was asked with a chosen summary
+(an injected one, say).
 
-    with ModelServer(lambda prompt: "summary text") as server:
-        build_summarizer("openai", base_url=server.openai_url, ...)
+    with model_server(lambda prompt: "summary text") as server:
+        build_summarizer("openai", base_url=openai_url(server), ...)
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from tests.wire_server import Received, Reply, WireServer, running_wire_server
 
 MODEL = "scripted-model"
 API_KEY = "sk-scripted-test-key"
@@ -25,10 +24,9 @@ Responder = Callable[[str], str]
 """The user prompt in (system prompt excluded), the model's text out."""
 
 
-def _user_prompt(path: str, body: dict[str, Any]) -> str:
-    messages = body.get("messages") or []
+def user_prompt(body: dict[str, Any]) -> str:
     texts: list[str] = []
-    for message in messages:
+    for message in body.get("messages") or []:
         if message.get("role") != "user":
             continue
         content = message.get("content")
@@ -39,7 +37,7 @@ def _user_prompt(path: str, body: dict[str, Any]) -> str:
     return "\n".join(texts)
 
 
-def _anthropic(text: str, prompt: str) -> dict[str, Any]:
+def anthropic_body(text: str) -> dict[str, Any]:
     return {
         "id": "msg_scripted",
         "type": "message",
@@ -48,14 +46,11 @@ def _anthropic(text: str, prompt: str) -> dict[str, Any]:
         "content": [{"type": "text", "text": text}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {
-            "input_tokens": max(1, len(prompt) // 4),
-            "output_tokens": max(1, len(text) // 4),
-        },
+        "usage": {"input_tokens": 100, "output_tokens": max(1, len(text) // 4)},
     }
 
 
-def _openai(text: str, prompt: str) -> dict[str, Any]:
+def openai_body(text: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -69,79 +64,23 @@ def _openai(text: str, prompt: str) -> dict[str, Any]:
                 "logprobs": None,
             }
         ],
-        "usage": {
-            "prompt_tokens": max(1, len(prompt) // 4),
-            "completion_tokens": max(1, len(text) // 4),
-            "total_tokens": max(2, (len(prompt) + len(text)) // 4),
-        },
+        "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107},
     }
 
 
-class ModelServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, responder: Responder) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.responder = responder
-        self.prompts: list[str] = []
-        self.lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self.server_address[1])
-
-    @property
-    def anthropic_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def openai_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def url_for(self, provider: str) -> str:
-        return self.anthropic_url if provider == "anthropic" else self.openai_url
-
-    def __enter__(self) -> ModelServer:
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05})
-        self._thread.daemon = True
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.shutdown()
-        self.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+def base_url(server: WireServer, provider: str) -> str:
+    """What the provider's SDK is pointed at (it appends its own path)."""
+    root = f"http://127.0.0.1:{server.port}"
+    return root if provider == "anthropic" else f"{root}/v1"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: ModelServer
+@contextmanager
+def model_server(responder: Responder) -> Iterator[WireServer]:
+    def answer(request: Received) -> Reply:
+        text = responder(user_prompt(request.body))
+        body = anthropic_body(text) if request.path == "/v1/messages" else openai_body(text)
+        return Reply(200, body)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        prompt = _user_prompt(self.path, body)
-        with self.server.lock:
-            self.server.prompts.append(prompt)
-        if self.path == "/v1/messages":
-            payload = _anthropic(self.server.responder(prompt), prompt)
-        elif self.path == "/v1/chat/completions":
-            payload = _openai(self.server.responder(prompt), prompt)
-        else:
-            self.send_error(404)
-            return
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    with running_wire_server() as server:
+        server.responder = answer
+        yield server
