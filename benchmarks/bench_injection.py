@@ -194,7 +194,7 @@ def pct(n: int, d: int) -> str:
 def measure(
     path: str, summarizer: Summarizer, echo: EchoModel | None, *, enabled: bool, misses: list[str]
 ) -> dict[str, Tally]:
-    tallies = {"dev": Tally(), "holdout": Tally(), "all": Tally()}
+    tallies = {"dev": Tally(), "holdout": Tally(), "holdout2": Tally(), "all": Tally()}
     for entry in PAYLOADS:
         if echo is not None:
             echo.entry = entry
@@ -242,10 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+
+    def count(entries: list[Entry], split: str) -> int:
+        return sum(e.split == split for e in entries)
+
     print(
-        f"corpus: {len(PAYLOADS)} payloads "
-        f"({sum(e.split == 'holdout' for e in PAYLOADS)} held out), {len(BENIGN)} benign "
-        f"({sum(e.split == 'holdout' for e in BENIGN)} held out)\n"
+        f"corpus: {len(PAYLOADS)} payloads (dev {count(PAYLOADS, 'dev')}, held out "
+        f"{count(PAYLOADS, 'holdout')} + {count(PAYLOADS, 'holdout2')}), {len(BENIGN)} benign "
+        f"(dev {count(BENIGN, 'dev')}, held out {count(BENIGN, 'holdout')} + "
+        f"{count(BENIGN, 'holdout2')})\n"
     )
     print(
         "| path | payloads | neutralized | withheld / escaped | reached context | benign | kept |"
@@ -271,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             for enabled in (True, False):
                 tallies = measure(path, summarizer, model, enabled=enabled, misses=misses)
                 label = path if enabled else f"{path}, no detection"
-                for split in ("dev", "holdout", "all"):
+                for split in ("dev", "holdout", "holdout2", "all"):
                     if enabled or split == "all":
                         print(tallies[split].row(f"{label} ({split})"))
     if args.show_misses and misses:

@@ -260,7 +260,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "goal",
-        rf"\byou are (?:now|no longer)\s+(?:an?\s+|in\s+|the\s+)?(?:[\w-]+\s+){{0,2}}(?:{_AI}|dan|jailbr\w*|unrestricted|unfiltered|uncensored|developer mode|god mode|evil|hacker|admin\w*|root|persona|free (?:of|from))\b",
+        rf"\byou are (?:now|no longer)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}(?:{_AI}|dan|jailbr\w*|unrestricted|unfiltered|uncensored|developer mode|god mode|evil|hacker|admin\w*|root|persona|free (?:of|from))\b(?! (?:directory|folder|dir|of the))|\byou are now in (?:dan|developer|god|jailbreak|unrestricted|maintenance|admin|root) mode",
     ),
     (
         "goal",
@@ -289,6 +289,15 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (
         "conceal",
         r"\bkeep (?:this|it) (?:secret|hidden|quiet|confidential) from (?:the )?(?:user|human|operator)",
+    ),
+    (
+        "goal",
+        r"\b(?:forget|ignore|disregard|abandon|drop)\s+(?:the\s+)?(?:user'?s|your|the original|the current)\s+"
+        r"(?:original\s+|actual\s+|real\s+|current\s+)?(?:goal|task|request|question|objective|mission)\b",
+    ),
+    (
+        "address",
+        rf"(?:^|[\s>(\[-])(?:{_AI})\s+(?:instructions?|directives?|notes?|messages?|commands?|orders?)\s*[:—-]",
     ),
     # Forged authority.
     (
@@ -592,12 +601,33 @@ _REPORTED_RE = re.compile(
 _SECOND_PERSON_RE = re.compile(r"\byou(?:r|rs|rself)?\b")
 
 
+# Letters only, every separator removed: what is left of a phrase spelled out
+# with spaces, dashes or dots between its letters ("i g n o r e", "I-G-N-O-R-E").
+_COMPACT_RES = (
+    (
+        "override",
+        _lazy(
+            r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|of|every|these)*"
+            r"(?:previous|prior|above|earlier|preceding|original|system)+"
+            r"(?:instructions?|rules|prompts?|guidelines|directions|guidance)"
+        ),
+    ),
+    ("goal", _lazy(r"youarenow(?:an?)?(?:unrestricted|unfiltered|dan|jailbroken|free)")),
+    ("role", _lazy(r"(?:^|[^a-z])systemprompt(?:override|follows)|imstartsystem")),
+)
+
+
+def _compact(folded: str) -> str:
+    return re.sub(r"[^a-z]+", "", folded)
+
+
 def _views(text: str, *, depth: int = 0) -> list[tuple[str, str]]:
     base = _base(text)
     views = [("text", base)]
     folded = _folded(base)
     if folded != base:
         views.append(("folded", folded))
+    views.append(("compact", _compact(folded)))
     if depth < 2:
         for hidden in _decoded(text):
             views.extend(
@@ -620,6 +650,12 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
         return []
     findings: list[Finding] = []
     for view, body in _views(text):
+        if view == "compact":
+            for kind, pattern in _COMPACT_RES:
+                compact = pattern.search(body)
+                if compact:
+                    findings.append(Finding(kind, compact.group(0)[:160], view))
+            continue
         phrases = _PHRASE_RES + _COMMAND_RES if view != "rot13" else _PHRASE_RES
         for kind, pattern in phrases:
             for match in pattern.finditer(body):
