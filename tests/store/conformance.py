@@ -615,6 +615,46 @@ class StoreConformance:
         assert stats.message_tokens == 10
         assert stats.by_client == {"generic": 1}
 
+    def test_stats_of_one_project(self, store: Store) -> None:
+        mine = [self.conv(store, "a", "mine"), self.conv(store, "b", "mine")]
+        other = self.conv(store, "c", "other")
+        for cid, n in ((mine[0], 3), (mine[1], 2), (other, 4)):
+            ms = store.messages.append(
+                cid,
+                [
+                    msg("abcd" * (i + 1), f"{cid}-{i}", parts=(NewPart("text", "x"),))
+                    for i in range(n)
+                ],
+            ).inserted
+            store.context.append_messages(cid, ms)
+            store.summaries.create(self._summary(cid, f"s{cid}"), message_ids=[ms[0].id])
+        scoped = store.stats(project="mine")
+        assert (scoped.conversations, scoped.messages, scoped.parts, scoped.summaries) == (
+            2,
+            5,
+            5,
+            2,
+        )
+        assert scoped.message_tokens == sum(
+            m.token_count for c in mine for m in store.messages.list(c)
+        )
+        assert scoped.context_tokens == sum(store.context.token_total(c) for c in mine)
+        assert scoped.context_items == sum(len(store.context.list(c)) for c in mine)
+        assert scoped.summary_tokens == sum(
+            s.token_count for c in mine for s in store.summaries.list(c)
+        )
+        assert scoped.by_client == {"generic": 2}
+        whole = store.stats()
+        assert (whole.conversations, whole.messages, whole.summaries) == (3, 9, 3)
+        assert whole.context_tokens == sum(store.context.token_total(c) for c in [*mine, other])
+        empty = store.stats(project="nobody")
+        assert (empty.conversations, empty.messages, empty.context_tokens, empty.by_client) == (
+            0,
+            0,
+            0,
+            {},
+        )
+
     # -- rewriting stored text (sensitive purge) -----------------------
 
     def test_rewrite_message_follows_in_every_search(self, store: Store) -> None:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from lossless.engine.assembly import AssembledContext, Format
     from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
     from lossless.engine.dag import DagView
+    from lossless.engine.status import Status
     from lossless.summarize import Summarizer
     from lossless.summarize.completion import LanguageModel
 
@@ -435,6 +436,16 @@ class Engine:
             system=system,
             estimator=self.estimate,
         )
+
+    def status(self, *, project: str | None = None) -> Status:
+        """What is stored (in ``project``, or everywhere) and whether compaction keeps up.
+
+        A fixed number of queries however large the store (``lcm status``,
+        MCP ``lcm_status``).
+        """
+        from lossless.engine.status import engine_status
+
+        return engine_status(self, project=project)
 
     def dag(self, conversation: Conversation | ConversationHandle | int | str) -> DagView:
         """The conversation's summary DAG (``lcm dag``)."""

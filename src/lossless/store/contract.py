@@ -175,6 +175,8 @@ class StoreStats:
     quarantined: int
     message_tokens: int
     summary_tokens: int
+    # Tokens of what the conversations' active contexts hold now.
+    context_tokens: int
     by_client: dict[str, int] = field(default_factory=dict)
 
 
@@ -764,7 +766,9 @@ class Store(Repositories, Protocol):
 
     def transaction(self) -> AbstractContextManager[Repositories]: ...
 
-    def stats(self) -> StoreStats: ...
+    def stats(self, project: str | None = None) -> StoreStats:
+        """Counts over the whole store, or over one project's conversations."""
+        ...
 
     def info(self) -> dict[str, Any]:
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""

@@ -59,6 +59,7 @@ from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
+from lossless.store.stats import build_stats
 
 
 class PostgresStore:
@@ -333,37 +334,8 @@ class PostgresStore:
 
     # -- stats -------------------------------------------------------------
 
-    def stats(self) -> StoreStats:
-        row = self._q1(
-            "SELECT (SELECT count(*) FROM conversations) AS conversations, "
-            "(SELECT count(*) FROM messages) AS messages, "
-            "(SELECT count(*) FROM message_parts) AS parts, "
-            "(SELECT count(*) FROM native_records) AS native_records, "
-            "(SELECT count(*) FROM summaries) AS summaries, "
-            "(SELECT count(*) FROM context_items) AS context_items, "
-            "(SELECT count(*) FROM large_files) AS large_files, "
-            "(SELECT count(*) FROM quarantine) AS quarantined, "
-            "(SELECT coalesce(sum(token_count), 0) FROM messages) AS message_tokens, "
-            "(SELECT coalesce(sum(token_count), 0) FROM summaries) AS summary_tokens"
-        )
-        assert row is not None
-        by_client = {
-            r["client"]: int(r["n"])
-            for r in self._q("SELECT client, count(*) AS n FROM conversations GROUP BY client")
-        }
-        return StoreStats(
-            conversations=int(row["conversations"]),
-            messages=int(row["messages"]),
-            parts=int(row["parts"]),
-            native_records=int(row["native_records"]),
-            summaries=int(row["summaries"]),
-            context_items=int(row["context_items"]),
-            large_files=int(row["large_files"]),
-            quarantined=int(row["quarantined"]),
-            message_tokens=int(row["message_tokens"]),
-            summary_tokens=int(row["summary_tokens"]),
-            by_client=by_client,
-        )
+    def stats(self, project: str | None = None) -> StoreStats:
+        return build_stats(project, marker="%s", query=self._q)
 
     # Tables whose rows ``rewrite``/``restore`` can change in place.
     _SCRUBBED_TABLES = (

@@ -41,6 +41,7 @@ from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
 from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.search import Search
+from lossless.store.stats import build_stats
 from lossless.timeutil import utc_now_iso
 
 BUSY_TIMEOUT_MS = 30_000
@@ -242,30 +243,8 @@ class SQLiteStore:
 
     # -- stats -------------------------------------------------------------
 
-    def stats(self) -> StoreStats:
-        def count(table: str) -> int:
-            row = self._q1(f"SELECT count(*) AS n FROM {table}")
-            return int(row["n"]) if row else 0
-
-        tokens = self._q1("SELECT coalesce(sum(token_count), 0) AS n FROM messages")
-        summary_tokens = self._q1("SELECT coalesce(sum(token_count), 0) AS n FROM summaries")
-        by_client = {
-            r["client"]: r["n"]
-            for r in self._q("SELECT client, count(*) AS n FROM conversations GROUP BY client")
-        }
-        return StoreStats(
-            conversations=count("conversations"),
-            messages=count("messages"),
-            parts=count("message_parts"),
-            native_records=count("native_records"),
-            summaries=count("summaries"),
-            context_items=count("context_items"),
-            large_files=count("large_files"),
-            quarantined=count("quarantine"),
-            message_tokens=int(tokens["n"]) if tokens else 0,
-            summary_tokens=int(summary_tokens["n"]) if summary_tokens else 0,
-            by_client=by_client,
-        )
+    def stats(self, project: str | None = None) -> StoreStats:
+        return build_stats(project, marker="?", query=self._q)
 
     def integrity_check(self) -> builtins.list[str]:
         """SQLite's page-level check plus FTS5's check of every full-text index."""
