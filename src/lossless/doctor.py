@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from lossless.config import Config
-    from lossless.integrations import Scope
+    from lossless.integrations.files import Scope
 
 Status = Literal["ok", "info", "warn", "problem"]
 # A request older than this with no worker running means hooks fail to start it.
@@ -95,7 +95,7 @@ class _Probe:
 
 def _lcm_prefix(command: str) -> list[str]:
     """The part of an installed command before the lcm subcommand (keeps ``--home``)."""
-    from lossless.integrations import lcm_subcommand, split_command
+    from lossless.integrations.commands import lcm_subcommand, split_command
 
     argv = split_command(command)
     found = lcm_subcommand(argv)
@@ -175,7 +175,7 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
 
 
 def _mcp_prefix(entry: Mapping[str, Any]) -> list[str]:
-    from lossless.integrations import join_command
+    from lossless.integrations.commands import join_command
 
     argv = [str(entry["command"]), *[str(a) for a in entry.get("args") or []]]
     return _lcm_prefix(join_command(argv))
@@ -612,7 +612,7 @@ def run_checks(
     config: Config, *, project_dir: Path | None = None, probe_commands: bool = True
 ) -> list[Check]:
     """Every check, in display order."""
-    from lossless.integrations import lcm_argv
+    from lossless.integrations.commands import lcm_argv
 
     probe = _Probe(probe_commands)
     checks: list[Check] = []

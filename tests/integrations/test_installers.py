@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from lossless.integrations import claude_code, codex, is_lcm_hook
+from lossless.integrations import claude_code, codex
+from lossless.integrations.commands import is_lcm_hook
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",

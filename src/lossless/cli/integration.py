@@ -10,7 +10,7 @@ import click
 from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
 
 if TYPE_CHECKING:
-    from lossless.integrations import Plan, Scope
+    from lossless.integrations.files import Plan, Scope
 
 
 @cli.command()

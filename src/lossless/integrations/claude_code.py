@@ -23,24 +23,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import ConfigError
-from lossless.integrations import (
+from lossless.integrations.commands import (
     MCP_NAME,
+    hook_argv,
+    is_lcm_mcp_entry,
+    join_command,
+    mcp_argv,
+)
+from lossless.integrations.files import (
     FileChange,
-    HookSpec,
     Plan,
     Scope,
     dump_json,
-    hook_argv,
-    installed_hooks,
-    is_lcm_mcp_entry,
-    join_command,
     load_json_object,
-    mcp_argv,
-    merge_hooks,
     read_text,
-    remove_hooks,
     resolve_project,
 )
+from lossless.integrations.hooks_json import HookSpec, installed_hooks, merge_hooks, remove_hooks
 
 if TYPE_CHECKING:
     from lossless.config import Config
