@@ -364,6 +364,12 @@ class SQLiteStore:
     def memory(self) -> _Memories:
         return _Memories(self)
 
+    @property
+    def coordination(self) -> None:
+        """None: one machine uses a SQLite file, so there is no job queue to share
+        (the worker scans conversation metadata) and nothing to capture offline."""
+        return None
+
     # -- stats -------------------------------------------------------------
 
     def stats(self) -> StoreStats:
