@@ -18,7 +18,9 @@ USER_TOML = '# mine\nmodel = "o3"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
 PROJECT_TRUST = '[projects."/home/me/repo"]\ntrust_level = "trusted"\n'
 
 
-def lcm(*args: str, cwd: Path | None = None, code: str = "pass") -> subprocess.CompletedProcess[str]:
+def lcm(
+    *args: str, cwd: Path | None = None, code: str = "pass"
+) -> subprocess.CompletedProcess[str]:
     prelude = f"import sys; {code}; from lossless.cli import main; sys.argv = ['lcm', *sys.argv[1:]]; main()"
     return subprocess.run(
         [sys.executable, "-c", prelude, *args],
@@ -93,8 +95,10 @@ def test_uninstall_keeps_a_table_written_inside_the_block(codex_home: Path) -> N
     head, _ = text.rsplit(toml_block.END, 1)
     config.write_text(f"{head}\n{PROJECT_TRUST}{toml_block.END}\n")
     # ... and Codex's `mcp add` rewrites [mcp_servers.*], dropping comments and tags.
-    rewritten = config.read_text().replace(codex.BEGIN + "\n", "").replace(
-        "[mcp_servers.lcm]  # lossless", "[mcp_servers.lcm]"
+    rewritten = (
+        config.read_text()
+        .replace(codex.BEGIN + "\n", "")
+        .replace("[mcp_servers.lcm]  # lossless", "[mcp_servers.lcm]")
     )
     config.write_text(rewritten)
 

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.real_clients.harness import Sandbox, ensure_clients
 from tests.real_clients.model_server import ModelServer, Reply, Request, Script
 

@@ -14,7 +14,6 @@ import tomllib
 from typing import Any
 
 import pytest
-
 from tests.real_clients.conftest import Conversation
 from tests.real_clients.harness import Sandbox, hook_runs, stored_messages
 from tests.real_clients.model_server import Reply, Request, ToolCall
