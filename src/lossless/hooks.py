@@ -309,8 +309,17 @@ def _handle_online(
         # Before this hook's own ingest, so what was captured offline reaches
         # the server first.
         _deliver_from_hook(engine, outcome)
+    transcript = _path_field(payload, "transcript_path")
     try:
-        if background:
+        if transcript is not None and not transcript.exists():
+            # Claude Code fires SessionStart and the first UserPromptSubmit
+            # before it writes the transcript, and `claude mcp list` fires a
+            # SessionEnd for one it never writes: nothing to ingest yet, not a
+            # failure. Recall below still runs (project from cwd, the prompt
+            # from the payload).
+            outcome.notes.append("no transcript yet: nothing to ingest")
+            results = []
+        elif background:
             results = _background_ingest(
                 engine, payload, final=final, client=client, lock_fd=lock_fd
             )
