@@ -11,9 +11,14 @@ summarizers that answer well, answer too long, fail, or crash:
 2. coverage: expanding the context items yields every message once, in order;
 3. progress: every pass shrinks the context or says truthfully why not, and a
    crash leaves exactly the last committed state;
-4. protection: the fresh tail, the newest user turn, pending calls and tool
-   pairs are intact;
-and the assembled context is valid for both APIs.
+4. protection: the fresh tail (a message count), pending calls and tool
+   pairs are intact, and the newest user prompt is visible in the assembled
+   context even when the turn it started was compacted;
+and the assembled context is valid for both APIs and within its budget unless
+the fresh tail alone exceeds it.
+
+The property runs on every backend: SQLite files and a real PostgreSQL 18
+(embedded, each example on a conversation of its own).
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import sys
 import textwrap
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.engine.compaction_helpers import (
@@ -44,7 +51,10 @@ from tests.engine.compaction_helpers import (
     open_store,
     ts,
 )
+from tests.pg_fixtures import own_pg_server  # noqa: F401  (a fixture, used by name)
+from tests.store.postgres_server import EmbeddedPostgres
 
+from lossless.config import Config
 from lossless.engine.assembly import assemble
 from lossless.engine.compaction import CompactionResult, Compactor
 from lossless.models import NewMessage, NewPart
@@ -243,19 +253,11 @@ def check_invariants(store: Store, cid: int, ingested: list[NewMessage], tail: i
     in_context = {i.summary_id for i in store.context.list(cid) if i.summary_id}
     for s in store.summaries.list(cid):
         assert (s.id in in_context) != (store.summaries.condensed_into(s.id) is not None)
-    # 4. fresh tail, newest user turn, pending calls, pairs
+    # 4. fresh tail (a count, not the whole turn), pending calls, pairs
     raw = {i.message_id for i in store.context.list(cid) if i.message_id is not None}
     if tail:
         assert set(ids[-tail:]) <= raw
-    prompts = [
-        m.id
-        for m in stored
-        if m.role == "user"
-        and not (m.metadata or {}).get("is_meta")
-        and any(p.kind != "tool_result" for p in parts[m.id])
-    ]
-    if prompts:
-        assert {i for i in ids if i >= prompts[-1]} <= raw
+    prompts = newest_prompts(store, cid)
     cover = store.summaries.covering(ids)
     use_at: dict[str, int] = {}
     answered: set[str] = set()
@@ -266,9 +268,34 @@ def check_invariants(store: Store, cid: int, ingested: list[NewMessage], tail: i
             elif p.kind == "tool_result" and p.tool_call_id in use_at:
                 answered.add(p.tool_call_id)
                 assert cover.get(use_at[p.tool_call_id]) == cover.get(m.id)
-    for call_id, message_id in use_at.items():
-        if call_id not in answered and (not prompts or message_id > prompts[-1]):
-            assert message_id in raw, "a call waiting for its result was compacted"
+    # The newest assistant message of the newest turn, if its calls are not
+    # all answered, is waiting for their results.
+    newest = next(
+        (
+            m
+            for m in reversed(stored)
+            if m.role == "assistant" and (not prompts or m.id > prompts[-1])
+        ),
+        None,
+    )
+    if newest is not None and any(
+        p.kind == "tool_use" and p.tool_call_id and p.tool_call_id not in answered
+        for p in parts[newest.id]
+    ):
+        assert newest.id in raw, "a call waiting for its result was compacted"
+
+
+def newest_prompts(store: Store, cid: int) -> list[int]:
+    """Ids of the messages a user typed (what assembly must keep visible)."""
+    stored = store.messages.list(cid)
+    parts = store.messages.parts([m.id for m in stored])
+    return [
+        m.id
+        for m in stored
+        if m.role == "user"
+        and not (m.metadata or {}).get("is_meta")
+        and any(p.kind != "tool_result" for p in parts[m.id])
+    ]
 
 
 def check_progress(result: CompactionResult, store: Store, cid: int, before: Any) -> None:
@@ -292,30 +319,74 @@ def check_assembly(store: Store, cid: int, budget: int, tail: int) -> None:
             check_anthropic(got.request())
         if fmt == "openai" and any(m["role"] != "system" for m in got.messages):
             check_openai(got.messages)
-        if not got.breakdown.over_budget:
-            assert got.breakdown.total <= budget
+        b = got.breakdown
+        if not b.tail_over_budget:
+            assert b.total <= budget and not b.over_budget
+        prompts = newest_prompts(store, cid)
+        assert b.prompt_message_id == (prompts[-1] if prompts else None)
+        if b.prompt_shown in ("in_tail", "in_place"):
+            assert f"msg:{b.prompt_message_id}" in got.included
+        elif b.prompt_shown in ("repeated", "clipped"):
+            assert f"message {b.prompt_message_id}" in json.dumps(got.messages) or (
+                f"lcm describe {b.prompt_message_id}" in json.dumps(got.messages)
+            )
+        elif b.prompt_shown == "omitted":
+            # Only when there is next to no room left for it.
+            assert b.tail_over_budget or budget - b.total < 64
+
+
+# ------------------------------------------------------------------ the backends
+
+StoreOpener = Callable[[Config], Store]
+
+
+@pytest.fixture
+def postgres_opener(own_pg_server: EmbeddedPostgres) -> Iterator[StoreOpener]:  # noqa: F811
+    """Opens a PostgreSQL store for each example, all on one database.
+
+    Creating a database per example would cost more than the example; each
+    example works on a conversation of its own instead, and every invariant
+    is checked per conversation.
+    """
+    from lossless.store.postgres import PostgresStore
+
+    url = own_pg_server.create_database(prefix="lcm_invariants")
+    try:
+        yield lambda _config: PostgresStore(url)
+    finally:
+        own_pg_server.drop_database(url)
 
 
 # ------------------------------------------------------------------ the property
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
-@given(
-    turns=conversations(),
-    options=SETTINGS,
-    ops=OPS,
-    which=st.sampled_from(["counting", "extractive", "too-long", "flaky", "crashing"]),
-    seed=st.integers(0, 1_000),
-    budget=st.integers(0, 3_000),
-)
+def random_runs(examples: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The property's random inputs, ``examples`` runs of them."""
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        return settings(
+            max_examples=examples,
+            deadline=None,
+            suppress_health_check=[
+                HealthCheck.too_slow,
+                HealthCheck.function_scoped_fixture,
+                HealthCheck.data_too_large,
+            ],
+        )(
+            given(
+                turns=conversations(),
+                options=SETTINGS,
+                ops=OPS,
+                which=st.sampled_from(["counting", "extractive", "too-long", "flaky", "crashing"]),
+                seed=st.integers(0, 1_000),
+                budget=st.integers(0, 3_000),
+            )(test)
+        )
+
+    return decorate
+
+
+@random_runs(60)
 def test_invariants_hold_under_random_compaction(
     tmp_path: Path,
     turns: list[list[NewMessage]],
@@ -325,10 +396,39 @@ def test_invariants_hold_under_random_compaction(
     seed: int,
     budget: int,
 ) -> None:
+    random_compaction(open_store, tmp_path, turns, options, ops, which, seed, budget)
+
+
+# Fewer runs: each costs more on PostgreSQL (a round trip per statement),
+# and the SQLite runs already explore the engine's side of the property.
+@random_runs(40)
+def test_invariants_hold_under_random_compaction_on_postgresql(
+    postgres_opener: StoreOpener,
+    tmp_path: Path,
+    turns: list[list[NewMessage]],
+    options: dict[str, int],
+    ops: list[str],
+    which: str,
+    seed: int,
+    budget: int,
+) -> None:
+    random_compaction(postgres_opener, tmp_path, turns, options, ops, which, seed, budget)
+
+
+def random_compaction(
+    open_backend: StoreOpener,
+    tmp_path: Path,
+    turns: list[list[NewMessage]],
+    options: dict[str, int],
+    ops: list[str],
+    which: str,
+    seed: int,
+    budget: int,
+) -> None:
     config = make_config(tmp_path / uuid.uuid4().hex, **options)
-    store = open_store(config)
+    store = open_backend(config)
     try:
-        cid = new_conversation(store)
+        cid = new_conversation(store, session=uuid.uuid4().hex)
         summarizer: Any = {
             "counting": CountingSummarizer,
             "extractive": ExtractiveSummarizer,
