@@ -24,6 +24,7 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     Capabilities,
     StoreStats,
@@ -41,7 +42,6 @@ from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
 from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.search import Search
-from lossless.store.stats import build_stats
 from lossless.timeutil import utc_now_iso
 
 BUSY_TIMEOUT_MS = 30_000
@@ -243,8 +243,44 @@ class SQLiteStore:
 
     # -- stats -------------------------------------------------------------
 
-    def stats(self, project: str | None = None) -> StoreStats:
-        return build_stats(project, marker="?", query=self._q)
+    def stats(self, *, project: str | None = None) -> StoreStats:
+        rows.check_text(project, "project")
+        # Scoped through the conversations each row belongs to; unscoped, the
+        # plain counts (no IN list to check row by row).
+        mine = (
+            ""
+            if project is None
+            else "WITH mine AS (SELECT id FROM conversations WHERE project = ?) "
+        )
+        where = "" if project is None else " WHERE conversation_id IN (SELECT id FROM mine)"
+        row = self._q1(
+            mine + "SELECT "
+            f"(SELECT count(*) FROM conversations{where.replace('conversation_id', 'id')}) "
+            "AS conversations, "
+            f"(SELECT count(*) FROM messages{where}) AS messages, "
+            "(SELECT count(*) FROM message_parts"
+            + ("" if project is None else f" WHERE message_id IN (SELECT id FROM messages{where})")
+            + ") AS parts, "
+            f"(SELECT count(*) FROM native_records{where}) AS native_records, "
+            f"(SELECT count(*) FROM summaries{where}) AS summaries, "
+            f"(SELECT count(*) FROM context_items{where}) AS context_items, "
+            f"(SELECT count(*) FROM large_files{where}) AS large_files, "
+            "(SELECT count(*) FROM quarantine) AS quarantined, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM context_items{where}) AS context_tokens",
+            [] if project is None else [project],
+        )
+        assert row is not None
+        by_client = {
+            r["client"]: int(r["n"])
+            for r in self._q(
+                mine + f"SELECT client, count(*) AS n FROM conversations"
+                f"{where.replace('conversation_id', 'id')} GROUP BY client",
+                [] if project is None else [project],
+            )
+        }
+        return rows.store_stats(row, by_client)
 
     def integrity_check(self) -> builtins.list[str]:
         """SQLite's page-level check plus FTS5's check of every full-text index."""
