@@ -47,6 +47,7 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
+from lossless.store.map_jobs import MapJobRepository
 
 GrepMode = Literal["regex", "full_text"]
 GrepScope = Literal["messages", "summaries", "both"]
@@ -640,6 +641,8 @@ class Repositories(Protocol):
     def leases(self) -> LeaseRepository: ...
     @property
     def memory(self) -> MemoryRepository: ...
+    @property
+    def map_jobs(self) -> MapJobRepository: ...
 
 
 class Store(Repositories, Protocol):

@@ -79,6 +79,7 @@ from lossless.store.postgres.connection import (
     translated,
 )
 from lossless.store.postgres.jobs import Jobs
+from lossless.store.postgres.map_jobs import MapJobs
 from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.regex import (
@@ -403,6 +404,10 @@ class PostgresStore:
     @property
     def memory(self) -> Memories:
         return Memories(self)
+
+    @property
+    def map_jobs(self) -> MapJobs:
+        return MapJobs(self)
 
     @property
     def receipts(self) -> _Receipts:

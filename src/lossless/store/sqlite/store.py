@@ -77,6 +77,7 @@ from lossless.store.regex import (
     required_literal,
     snippet_around,
 )
+from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.stopwords import content_words
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
@@ -363,6 +364,10 @@ class SQLiteStore:
     @property
     def memory(self) -> _Memories:
         return _Memories(self)
+
+    @property
+    def map_jobs(self) -> MapJobs:
+        return MapJobs(self)
 
     # -- stats -------------------------------------------------------------
 
