@@ -131,7 +131,7 @@ def test_mcp_store_and_search_rank_memory_with_history(tmp_path: Path, lcm_home:
         )
 
     async def main() -> None:
-        tools = open_tools(config, project=project, answerer=None)
+        tools = open_tools(config, project=project, model=None)
         async with memory_client(tools) as client:
             stored: dict[str, Any] = structured(
                 await client.call_tool(

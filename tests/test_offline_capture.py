@@ -34,7 +34,7 @@ from tests.test_hooks import (
     store_snapshot,
 )
 
-from lossless.store.postgres.outbox import OUTBOX_FILE, Outbox
+from lossless.store.outbox import OUTBOX_FILE, Outbox
 from lossless.worker import running_worker_pid
 
 __all__ = ["own_pg_server", "pg_home"]
@@ -54,7 +54,7 @@ def receipts(url: str) -> int:
     from lossless.store.postgres import PostgresStore
 
     with PostgresStore(url) as store:
-        return store.receipts.count()
+        return store.coordination.receipts.count()
 
 
 def bulk_import(server: EmbeddedPostgres, paths: list[Path], home: Path) -> str:

@@ -74,7 +74,7 @@ def test_four_workers_share_twenty_conversations(pg_home: str, tmp_path: Path) -
         store = engine.store
         assert isinstance(store, PostgresStore)
         before = {cid: [m.id for m in store.messages.iter_all(cid)] for cid in ids}
-        assert store.jobs.counts()["ready"] == CONVERSATIONS
+        assert store.coordination.jobs.counts()["ready"] == CONVERSATIONS
 
     workers = [
         subprocess.Popen(
@@ -98,7 +98,7 @@ def test_four_workers_share_twenty_conversations(pg_home: str, tmp_path: Path) -
     assert len(made) == len(set(made))
 
     with PostgresStore(pg_home) as store:
-        counts = store.jobs.counts()
+        counts = store.coordination.jobs.counts()
         assert counts["ready"] == counts["running"] == counts["failed"] == 0
         assert counts["done"] >= CONVERSATIONS
         for cid in ids:
@@ -120,7 +120,7 @@ def test_four_workers_share_twenty_conversations(pg_home: str, tmp_path: Path) -
         # Every job row names one of the conversations; none was served twice.
         done = [
             row
-            for row in (store.jobs.get(j) for j in range(1, counts["done"] + 1))
+            for row in (store.coordination.jobs.get(j) for j in range(1, counts["done"] + 1))
             if row is not None and row["kind"] == JOB_KIND
         ]
         assert {row["conversation_id"] for row in done} == set(ids)

@@ -546,7 +546,7 @@ def check_store_and_worker(config: Config) -> list[Check]:
 def check_summarizer(config: Config) -> list[Check]:
     import shlex
 
-    from lossless.engine.compaction import summarizer_from_config
+    from lossless.summarize.configured import summarizer_from_config
 
     provider = str(config.get("summarizer.provider"))
     origin = config.origins.get("summarizer.provider", "default")

@@ -46,13 +46,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+# Set in every model process lossless starts; a `claude -p` started that way
+# fires these hooks too, and capturing it would store lossless's own prompts.
+from lossless.delegation import CHILD_MARKER_ENV, inside_subagent
+
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
     from lossless.models import Conversation
     from lossless.sources.base import ParseEvent, SourceKind
-    from lossless.store.postgres.outbox import Outbox, OutboxEvent
+    from lossless.store.outbox import Outbox, OutboxEvent
     from lossless.worker import FileLock
 
 EVENTS: tuple[str, ...] = (
@@ -93,13 +97,6 @@ _BACKGROUND_FIELDS = (
 )
 LOG_FILE = "hooks.log"
 LOG_ROTATE_BYTES = 5 * 1024 * 1024
-# Set by lossless in the environment of every model process it starts (the
-# `command` summarizer, the lcm_expand_query sub-agent). A `claude -p` started
-# that way fires these hooks too; capturing it would store lossless's own
-# summarization prompts as user history and could trigger more compaction.
-# An inter-process marker set by our own code, not configuration, so it is
-# read here directly rather than through Config.
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 # A hook on PostgreSQL gives up on the server after this long and captures
 # into the outbox instead: the client waits on the hook, and the outbox loses
 # nothing. It replaces postgres.connect_timeout_s for hooks only (2 s is
@@ -127,11 +124,6 @@ HOOK_EVENTS = (
 def canonical_event(event: str) -> str:
     """The event's canonical spelling (clients and users vary the case)."""
     return next((e for e in HOOK_EVENTS if e.lower() == event.lower()), event)
-
-
-def inside_subagent() -> bool:
-    """True in a process that lossless started as a model sub-process."""
-    return os.environ.get(CHILD_MARKER_ENV, "") not in ("", "0")
 
 
 class HookInputError(Exception):
@@ -273,7 +265,9 @@ def handle(
     try:
         engine = _open_engine(config)
     except StoreError as exc:
-        if config.get("storage.backend") != "postgresql":
+        from lossless.store import is_shared
+
+        if not is_shared(config):
             raise
         return _capture_instead(config, event, payload, outcome, exc, final=final, client=client)
     try:
@@ -290,7 +284,7 @@ def handle(
                 lock_fd=lock_fd,
             )
     except StoreError as exc:
-        if engine.store.backend != "postgresql":
+        if engine.store.coordination is None:
             raise
         # The server went away mid-hook. Whatever reached it is stored and the
         # capture repeats it; delivery skips what the server already has.
@@ -311,7 +305,7 @@ def _handle_online(
     background: bool,
     lock_fd: int | None,
 ) -> None:
-    if engine.store.backend == "postgresql":
+    if engine.store.capabilities.distributed_coordination:
         # Before this hook's own ingest, so what was captured offline reaches
         # the server first.
         _deliver_from_hook(engine, outcome)
@@ -673,9 +667,8 @@ def _wake_worker(config: Config, outcome: HookOutcome) -> None:
 def _open_engine(config: Config) -> Engine:
     from lossless.engine.engine import Engine
 
-    if config.get("storage.backend") == "postgresql":
-        config = _with_hook_connect_timeout(config)
-    return Engine.open(config=config)
+    # Only a server backend reads the setting; a local one ignores it.
+    return Engine.open(config=_with_hook_connect_timeout(config))
 
 
 def _with_hook_connect_timeout(config: Config) -> Config:
@@ -710,7 +703,7 @@ def _capture_instead(
 
 
 def outbox_path(config: Config) -> Path:
-    from lossless.store.postgres.outbox import OUTBOX_FILE
+    from lossless.store.outbox import OUTBOX_FILE
 
     return config.home / OUTBOX_FILE
 
@@ -725,7 +718,7 @@ def capture_offline(
     the server's cursor cannot be asked. Capturing more than needed is safe,
     delivery skips what the server already has; capturing less would lose it.
     """
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
     from lossless.worker import FileLock
 
     paths = transcript_paths(payload)
@@ -827,17 +820,15 @@ class OutboxDelivery:
 def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDelivery | None:
     """Deliver what hooks captured offline to the server, in order, each once.
 
-    None when there is nothing to do: not PostgreSQL, no outbox, an empty
+    None when there is nothing to do: not a shared store, no outbox, an empty
     one, or another process delivering it right now.
     """
-    from typing import cast
-
     from lossless.errors import StoreError
-    from lossless.store.postgres.outbox import Outbox
+    from lossless.store.outbox import Outbox
     from lossless.worker import FileLock
 
     config = engine.config
-    if engine.store.backend != "postgresql" or not outbox_path(config).exists():
+    if engine.store.coordination is None or not outbox_path(config).exists():
         return None
     lock = FileLock(config.home / "locks" / OUTBOX_LOCK)
     if not lock.acquire():
@@ -859,14 +850,10 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
                     previous = found.conversations.get(result.conversation_id, False)
                     found.conversations[result.conversation_id] = previous or final
 
-            from lossless.store.postgres.store import PostgresStore
-
             # Not atomic with its receipt: an import commits in batches of its
             # own. It is idempotent, so a crash between the two repeats it
             # harmlessly.
-            report = outbox.deliver(
-                cast(PostgresStore, engine.store), apply, atomic=False, limit=limit
-            )
+            report = outbox.deliver(engine.store, apply, atomic=False, limit=limit)
     finally:
         lock.release()
     found.delivered, found.duplicates = report.delivered, report.duplicates

@@ -26,7 +26,7 @@ clean up).
 Where the work comes from depends on the store (``WorkSource``): on SQLite
 the worker scans conversation metadata as above; on PostgreSQL, where workers
 on many machines share one database, each request is also a job in the
-shared queue (``store.jobs``) and workers claim jobs with ``FOR UPDATE SKIP
+shared queue (``store.coordination.jobs``) and workers claim jobs with ``FOR UPDATE SKIP
 LOCKED``, so N workers take N different conversations without scanning or
 waiting on each other. The metadata stays the record of what was asked
 (mode, timestamps) on both, so a claimed job whose request was already
@@ -44,16 +44,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.compaction import CompactionResult, Compactor
     from lossless.engine.engine import Engine
     from lossless.models import Conversation
-    from lossless.store.contract import Store
-    from lossless.store.postgres.jobs import Job
-    from lossless.store.postgres.store import PostgresStore
+    from lossless.store.contract import Coordination, Job, Store
     from lossless.summarize.protocol import Summarizer
 
 REQUESTED_AT = "lcm_compaction_requested_at"
@@ -293,15 +291,11 @@ def request_compaction(
     store.conversations.update_metadata(
         conversation_id, {REQUESTED_AT: time.time(), REQUEST_MODE: mode}
     )
-    if store.capabilities.distributed_coordination:
+    coordination = store.coordination
+    if coordination is not None:
         # At most one waiting job per conversation: a request made while one
         # waits is served by it (the mode is read from the metadata then).
-        _postgres(store).jobs.enqueue(JOB_KIND, conversation_id)
-
-
-def _postgres(store: Store) -> PostgresStore:
-    """The store as the one backend with distributed coordination (a job queue)."""
-    return cast("PostgresStore", store)
+        coordination.jobs.enqueue(JOB_KIND, conversation_id)
 
 
 def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
@@ -380,8 +374,9 @@ def work_source(
     engine: Engine, *, lease_ttl_s: float | None, log: Callable[[str], None]
 ) -> WorkSource:
     """The shared queue where the store has one (PostgreSQL), else the metadata scan."""
-    if engine.store.capabilities.distributed_coordination:
-        return JobQueue(engine, lease_ttl_s=lease_ttl_s, log=log)
+    coordination = engine.store.coordination
+    if coordination is not None:
+        return JobQueue(engine, coordination, lease_ttl_s=lease_ttl_s, log=log)
     return MetadataScan(engine.store)
 
 
@@ -446,17 +441,22 @@ class _QueuedClaim:
 
 
 class JobQueue:
-    """Compaction jobs claimed from the shared queue with ``SKIP LOCKED`` (PostgreSQL)."""
+    """Compaction jobs claimed from the store's shared queue (``store.coordination.jobs``)."""
 
     def __init__(
-        self, engine: Engine, *, lease_ttl_s: float | None, log: Callable[[str], None]
+        self,
+        engine: Engine,
+        coordination: Coordination,
+        *,
+        lease_ttl_s: float | None,
+        log: Callable[[str], None],
     ) -> None:
         import socket
         import uuid
 
         self.engine = engine
-        self.store = _postgres(engine.store)
-        self.jobs = self.store.jobs
+        self.store = engine.store
+        self.jobs = coordination.jobs
         self.log = log
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_ttl_s = lease_ttl_s

@@ -57,6 +57,40 @@ class StoreConformance:
             project=project, session_id=session, client="generic"
         ).id
 
+    # -- coordination --------------------------------------------------
+
+    def test_coordination_matches_the_capability(self, store: Store) -> None:
+        shared = store.capabilities.distributed_coordination
+        assert (store.coordination is not None) == shared
+        with store.transaction() as tx:
+            assert (tx.coordination is not None) == shared
+
+    def test_coordination_jobs_and_receipts_commit_with_the_transaction(self, store: Store) -> None:
+        if store.coordination is None:
+            pytest.skip(f"{store.backend} has no coordination (one machine)")
+        cid = self.conv(store)
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            assert tx.coordination is not None
+            assert tx.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+            tx.coordination.jobs.enqueue("conformance", cid)
+            raise RuntimeError("roll back")
+        assert not store.coordination.receipts.exists("o", "e1")
+        assert store.coordination.jobs.counts()["ready"] == 0
+        with store.transaction() as tx:
+            assert tx.coordination is not None
+            assert tx.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+        assert store.coordination.receipts.exists("o", "e1")
+        assert not store.coordination.receipts.record("o", "e1", "capture", "2026-01-01T00:00:00Z")
+        assert store.coordination.receipts.count("o") == 1
+
+    def test_coordination_refuses_nul(self, store: Store) -> None:
+        if store.coordination is None:
+            pytest.skip(f"{store.backend} has no coordination (one machine)")
+        with pytest.raises(InputError):
+            store.coordination.jobs.enqueue("bad\x00kind")
+        with pytest.raises(InputError):
+            store.coordination.receipts.record("o", "e\x00", "capture", "2026-01-01T00:00:00Z")
+
     # -- conversations -------------------------------------------------
 
     def test_get_or_create_is_idempotent(self, store: Store) -> None:

@@ -24,8 +24,9 @@ SETTINGS: dict[str, Any] = {
 
 def _compactor(url: str, home: str, owner: str, wait_s: float) -> Any:
     from lossless.config import load_config
-    from lossless.engine.compaction import Compactor, summarizer_from_config
+    from lossless.engine.compaction import Compactor
     from lossless.store.postgres import PostgresStore
+    from lossless.summarize.configured import summarizer_from_config
 
     config = load_config(Path(home), env={}, overrides=SETTINGS)
     store = PostgresStore(url)
@@ -41,9 +42,9 @@ def queue_worker(url: str, home: str, name: str, start: Any, results: Any) -> No
         start.wait(60)
         idle_until = time.monotonic() + 2.0
         while time.monotonic() < idle_until:
-            job = store.jobs.claim(name, ttl_s=60, kinds=["compact"])
+            job = store.coordination.jobs.claim(name, ttl_s=60, kinds=["compact"])
             if job is None:
-                counts = store.jobs.counts()
+                counts = store.coordination.jobs.counts()
                 if counts["ready"] == 0 and counts["running"] == 0:
                     break
                 time.sleep(0.02)
@@ -51,9 +52,9 @@ def queue_worker(url: str, home: str, name: str, start: Any, results: Any) -> No
             assert job.conversation_id is not None
             result = compactor.sweep(job.conversation_id)
             if result.error:
-                store.jobs.fail(job, result.error, retry_in_s=0.05)
+                store.coordination.jobs.fail(job, result.error, retry_in_s=0.05)
                 continue
-            store.jobs.complete(job)
+            store.coordination.jobs.complete(job)
             done.append((job.id, job.conversation_id, len(result.summaries_created)))
             idle_until = time.monotonic() + 2.0
     finally:

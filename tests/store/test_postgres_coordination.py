@@ -38,41 +38,44 @@ def conv(store: PostgresStore, session: str) -> int:
 
 def test_enqueue_is_deduplicated_while_a_job_waits(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    first = store.jobs.enqueue("compact", cid)
+    first = store.coordination.jobs.enqueue("compact", cid)
     assert first is not None
-    assert store.jobs.enqueue("compact", cid) is None
-    assert store.jobs.enqueue("map", cid) is not None
-    job = store.jobs.claim("w1", 30, kinds=["compact"])
+    assert store.coordination.jobs.enqueue("compact", cid) is None
+    assert store.coordination.jobs.enqueue("map", cid) is not None
+    job = store.coordination.jobs.claim("w1", 30, kinds=["compact"])
     assert job is not None and job.id == first
     # Work that arrives while the job runs needs a later run.
-    assert store.jobs.enqueue("compact", cid) is not None
-    assert store.jobs.counts() == {"ready": 2, "running": 1, "done": 0, "failed": 0}
+    assert store.coordination.jobs.enqueue("compact", cid) is not None
+    assert store.coordination.jobs.counts() == {"ready": 2, "running": 1, "done": 0, "failed": 0}
 
 
 def test_claims_are_oldest_first_and_respect_delay(store: PostgresStore) -> None:
     a, b, c = (conv(store, s) for s in "abc")
-    store.jobs.enqueue("compact", c, delay_s=60)
-    ja = store.jobs.enqueue("compact", a)
-    jb = store.jobs.enqueue("compact", b, {"mode": "sweep"})
-    first = store.jobs.claim("w", 30)
-    second = store.jobs.claim("w", 30)
+    store.coordination.jobs.enqueue("compact", c, delay_s=60)
+    ja = store.coordination.jobs.enqueue("compact", a)
+    jb = store.coordination.jobs.enqueue("compact", b, {"mode": "sweep"})
+    first = store.coordination.jobs.claim("w", 30)
+    second = store.coordination.jobs.claim("w", 30)
     assert first is not None and second is not None
     assert (first.id, second.id) == (ja, jb)
     assert second.payload == {"mode": "sweep"} and second.attempts == 1
-    assert store.jobs.claim("w", 30) is None  # c is not due yet
+    assert store.coordination.jobs.claim("w", 30) is None  # c is not due yet
 
 
 def test_concurrent_claimers_get_distinct_jobs(pg_url: str) -> None:
     stores = [PostgresStore(pg_url) for _ in range(4)]
     try:
-        ids = {stores[0].jobs.enqueue("compact", conv(stores[0], f"s{i}")) for i in range(8)}
+        ids = {
+            stores[0].coordination.jobs.enqueue("compact", conv(stores[0], f"s{i}"))
+            for i in range(8)
+        }
         barrier = threading.Barrier(4)
         claimed: list[int] = []
         lock = threading.Lock()
 
         def claim(i: int) -> None:
             barrier.wait()
-            while (job := stores[i].jobs.claim(f"w{i}", 30)) is not None:
+            while (job := stores[i].coordination.jobs.claim(f"w{i}", 30)) is not None:
                 with lock:
                     claimed.append(job.id)
 
@@ -89,75 +92,75 @@ def test_concurrent_claimers_get_distinct_jobs(pg_url: str) -> None:
 
 def test_one_conversation_is_never_worked_on_twice_at_once(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    store.jobs.enqueue("compact", cid)
-    running = store.jobs.claim("w1", 30)
+    store.coordination.jobs.enqueue("compact", cid)
+    running = store.coordination.jobs.claim("w1", 30)
     assert running is not None
-    store.jobs.enqueue("compact", cid)
+    store.coordination.jobs.enqueue("compact", cid)
     other = conv(store, "b")
-    store.jobs.enqueue("compact", other)
-    job = store.jobs.claim("w2", 30)
+    store.coordination.jobs.enqueue("compact", other)
+    job = store.coordination.jobs.claim("w2", 30)
     assert job is not None and job.conversation_id == other
-    assert store.jobs.claim("w3", 30) is None
-    store.jobs.complete(running)
-    again = store.jobs.claim("w3", 30)
+    assert store.coordination.jobs.claim("w3", 30) is None
+    store.coordination.jobs.complete(running)
+    again = store.coordination.jobs.claim("w3", 30)
     assert again is not None and again.conversation_id == cid
 
 
 def test_dead_workers_job_is_retried_and_its_late_write_refused(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    job_id = store.jobs.enqueue("compact", cid)
-    dead = store.jobs.claim("dead-worker", 0.2)
+    job_id = store.coordination.jobs.enqueue("compact", cid)
+    dead = store.coordination.jobs.claim("dead-worker", 0.2)
     assert dead is not None and dead.id == job_id
-    assert store.jobs.claim("w2", 30) is None  # the claim still holds
+    assert store.coordination.jobs.claim("w2", 30) is None  # the claim still holds
     time.sleep(0.3)
-    retry = store.jobs.claim("w2", 30)
+    retry = store.coordination.jobs.claim("w2", 30)
     assert retry is not None and retry.id == job_id
     assert retry.attempts == 2 and retry.fence > dead.fence
     with pytest.raises(LeaseLostError):
-        store.jobs.complete(dead)
+        store.coordination.jobs.complete(dead)
     with pytest.raises(LeaseLostError):
-        store.jobs.fail(dead, "late")
+        store.coordination.jobs.fail(dead, "late")
     with pytest.raises(LeaseLostError):
-        store.jobs.renew(dead, 30)
-    store.jobs.renew(retry, 30)
-    store.jobs.complete(retry)
-    record = store.jobs.get(retry.id)
+        store.coordination.jobs.renew(dead, 30)
+    store.coordination.jobs.renew(retry, 30)
+    store.coordination.jobs.complete(retry)
+    record = store.coordination.jobs.get(retry.id)
     assert record is not None and record["state"] == "done" and record["claimed_by"] == "w2"
 
 
 def test_failures_retry_then_give_up(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    job_id = store.jobs.enqueue("compact", cid, max_attempts=2)
-    first = store.jobs.claim("w", 30)
+    job_id = store.coordination.jobs.enqueue("compact", cid, max_attempts=2)
+    first = store.coordination.jobs.claim("w", 30)
     assert first is not None
-    assert store.jobs.fail(first, "summarizer down", retry_in_s=0) == "ready"
-    second = store.jobs.claim("w", 30)
+    assert store.coordination.jobs.fail(first, "summarizer down", retry_in_s=0) == "ready"
+    second = store.coordination.jobs.claim("w", 30)
     assert second is not None and second.id == job_id and second.attempts == 2
-    assert store.jobs.fail(second, "still down", retry_in_s=0) == "failed"
-    record = store.jobs.get(job_id)
+    assert store.coordination.jobs.fail(second, "still down", retry_in_s=0) == "failed"
+    record = store.coordination.jobs.get(job_id)
     assert record is not None and record["last_error"] == "still down"
-    assert store.jobs.claim("w", 30) is None
+    assert store.coordination.jobs.claim("w", 30) is None
 
 
 def test_expired_last_attempt_fails_the_job(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    job_id = store.jobs.enqueue("compact", cid, max_attempts=1)
-    assert store.jobs.claim("dies", 0.1) is not None
+    job_id = store.coordination.jobs.enqueue("compact", cid, max_attempts=1)
+    assert store.coordination.jobs.claim("dies", 0.1) is not None
     time.sleep(0.2)
-    assert store.jobs.claim("w", 30) is None
-    record = store.jobs.get(job_id)
+    assert store.coordination.jobs.claim("w", 30) is None
+    record = store.coordination.jobs.get(job_id)
     assert record is not None and record["state"] == "failed"
     assert "expired on attempt 1" in record["last_error"]
 
 
 def test_failed_attempt_superseded_by_a_newer_request(store: PostgresStore) -> None:
     cid = conv(store, "a")
-    store.jobs.enqueue("compact", cid)
-    job = store.jobs.claim("w", 30)
+    store.coordination.jobs.enqueue("compact", cid)
+    job = store.coordination.jobs.claim("w", 30)
     assert job is not None
-    newer = store.jobs.enqueue("compact", cid)
-    assert store.jobs.fail(job, "boom", retry_in_s=0) == "failed"
-    nxt = store.jobs.claim("w", 30)
+    newer = store.coordination.jobs.enqueue("compact", cid)
+    assert store.coordination.jobs.fail(job, "boom", retry_in_s=0) == "failed"
+    nxt = store.coordination.jobs.claim("w", 30)
     assert nxt is not None and nxt.id == newer
 
 
@@ -208,7 +211,7 @@ def test_four_worker_processes_compact_twenty_conversations(
     for w in workers:
         w.start()
     for cid in messages:
-        assert store.jobs.enqueue("compact", cid) is not None
+        assert store.coordination.jobs.enqueue("compact", cid) is not None
     start.set()
     reports = dict(results.get(timeout=120) for _ in workers)
     for w in workers:
@@ -217,7 +220,7 @@ def test_four_worker_processes_compact_twenty_conversations(
     done = [entry for entries in reports.values() for entry in entries]
     assert sorted(cid for _, cid, _ in done) == sorted(messages)  # each compacted once
     assert all(summaries > 0 for _, _, summaries in done)
-    assert store.jobs.counts() == {"ready": 0, "running": 0, "done": 20, "failed": 0}
+    assert store.coordination.jobs.counts() == {"ready": 0, "running": 0, "done": 20, "failed": 0}
     assert sum(1 for entries in reports.values() if entries) >= 2  # the work was shared
     _check_invariants(store, messages)
 

@@ -13,8 +13,8 @@ from tests.store.conformance import msg
 from tests.store.postgres_server import EmbeddedPostgres, require_psycopg
 
 from lossless.errors import StoreError
+from lossless.store.outbox import Outbox, OutboxEvent
 from lossless.store.postgres import PostgresStore
-from lossless.store.postgres.outbox import Outbox, OutboxEvent
 
 require_psycopg()
 
@@ -51,7 +51,7 @@ def test_hooks_fired_while_the_server_is_down_are_delivered_once(
         assert [m.content for m in store.messages.list(conversation.id)] == [
             f"message {n}" for n in range(20)
         ]
-        assert store.receipts.count(outbox.origin) == 20
+        assert store.coordination.receipts.count(outbox.origin) == 20
         again = outbox.deliver(store, append_event)
         assert (again.delivered, again.duplicates) == (0, 0)
     assert stat.S_IMODE((tmp_path / "outbox.db").stat().st_mode) == 0o600

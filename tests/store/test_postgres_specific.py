@@ -262,7 +262,7 @@ def test_a_hook_gives_up_on_a_silent_server_after_two_seconds(
     import subprocess
     import sys
 
-    from lossless.store.postgres.outbox import OUTBOX_FILE, Outbox
+    from lossless.store.outbox import OUTBOX_FILE, Outbox
 
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from lossless.delegation import CHILD_MARKER_ENV
 from lossless.summarize import (
     SummarizerFatalError,
     SummarizerRefused,
@@ -13,7 +14,7 @@ from lossless.summarize import (
     SummaryRequest,
     summarize_with_escalation,
 )
-from lossless.summarize.command import CHILD_MARKER_ENV, CommandSummarizer
+from lossless.summarize.command import CommandSummarizer
 
 REQUEST = SummaryRequest(
     text="[2026-02-17T07:37:00.000Z] user:\nfix the bug", depth=0, target_tokens=50

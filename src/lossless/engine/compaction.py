@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shlex
 import socket
 import time
 import uuid
@@ -50,13 +49,13 @@ from lossless.summarize import (
     EscalationLevel,
     Summarizer,
     SummarizerFatalError,
-    build_summarizer,
     format_message_block,
     format_summary_block,
     join_blocks,
     summarize_with_escalation,
     truncate_for_fallback,
 )
+from lossless.summarize.configured import summarizer_from_config
 from lossless.tokens import TokenEstimator, estimate_tokens
 
 __all__ = [
@@ -89,23 +88,6 @@ class CompactionError(LosslessError):
     conversation's lease was taken over by another worker mid-write. The
     original exception is chained as ``__cause__``.
     """
-
-
-def summarizer_from_config(
-    config: Config, *, estimator: TokenEstimator = estimate_tokens
-) -> Summarizer:
-    """The summarizer the configuration names (``summarizer.*`` settings)."""
-    command = str(config.get("summarizer.command") or "")
-    return build_summarizer(
-        str(config.get("summarizer.provider")),
-        model=str(config.get("summarizer.model")) or None,
-        api_key=str(config.get("summarizer.api_key")) or None,
-        base_url=str(config.get("summarizer.base_url")) or None,
-        command=shlex.split(command) if command else None,
-        timeout_s=float(config.get("summarizer.timeout_s")),
-        retries=int(config.get("summarizer.retries")),
-        estimate=estimator,
-    )
 
 
 # --------------------------------------------------------------------- message facts

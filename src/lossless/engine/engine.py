@@ -15,9 +15,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from lossless.config import Config, load_config
+from lossless.engine.expand_query import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_QUERY_SECONDS,
+    DEFAULT_QUERY_TOKENS,
+    QueryAnswer,
+)
 from lossless.engine.ingest import (
     FileImportResult,
     Importer,
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
     from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
     from lossless.engine.dag import DagView
     from lossless.summarize import Summarizer
+    from lossless.summarize.completion import LanguageModel
 
 
 class Engine:
@@ -290,7 +297,7 @@ class Engine:
         """The summarizer named by the configuration, built on first use."""
         current: Summarizer | None = self.__dict__.get("_summarizer")
         if current is None:
-            from lossless.engine.compaction import summarizer_from_config
+            from lossless.summarize.configured import summarizer_from_config
 
             current = summarizer_from_config(self.config, estimator=self.estimate)
             self.__dict__["_summarizer"] = current
@@ -299,6 +306,58 @@ class Engine:
     @summarizer.setter
     def summarizer(self, value: Summarizer) -> None:
         self.__dict__["_summarizer"] = value
+
+    @property
+    def language_model(self) -> LanguageModel | None:
+        """The configured provider as a free-form model (None offline: extractive).
+
+        The same object as ``summarizer`` where it can answer prompts, so
+        answers and summaries share one retry budget and circuit breaker.
+        Raises ``SummarizerFatalError`` when the provider cannot be built
+        (missing SDK, no command).
+        """
+        from lossless.summarize.configured import language_model_of
+
+        return language_model_of(self.summarizer)
+
+    def expand_query(
+        self,
+        question: str,
+        *,
+        session_id: str | None = None,
+        project: str | None = None,
+        max_tokens: int = DEFAULT_QUERY_TOKENS,
+        time_budget_s: float = DEFAULT_QUERY_SECONDS,
+        candidates: int = DEFAULT_CANDIDATES,
+        model: LanguageModel | Literal["configured"] | None = "configured",
+    ) -> QueryAnswer:
+        """Answer ``question`` from the history (see ``engine/expand_query.py``).
+
+        Evidence is gathered under ``max_tokens``; ``model`` ("configured": the
+        summarizer's provider; None: evidence only) answers from it within
+        ``time_budget_s``. A provider that cannot be built is reported in
+        ``model_error`` and the evidence is returned instead.
+        """
+        from lossless.engine import expand_query
+        from lossless.summarize.errors import SummarizerError
+
+        error: str | None = None
+        if model == "configured":
+            try:
+                model = self.language_model
+            except SummarizerError as exc:
+                model, error = None, f"{type(exc).__name__}: {exc}"[:500]
+        return expand_query.expand_query(
+            self,
+            question,
+            model=model,
+            session_id=session_id,
+            project=project,
+            max_tokens=max_tokens,
+            time_budget_s=time_budget_s,
+            candidates=candidates,
+            model_error=error,
+        )
 
     def _conversation_id(self, conversation: Conversation | ConversationHandle | int | str) -> int:
         if isinstance(conversation, Conversation | ConversationHandle):

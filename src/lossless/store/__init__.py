@@ -8,6 +8,17 @@ from lossless.config import Config
 from lossless.errors import ConfigError
 from lossless.store.contract import Store
 
+# Backends that many machines share through a server: their stores have
+# ``coordination`` (a job queue, outbox receipts), and a hook that cannot reach
+# the server captures offline. Known from the configuration alone, for the
+# moment when the store could not be opened.
+SHARED_BACKENDS = frozenset({"postgresql"})
+
+
+def is_shared(config: Config) -> bool:
+    """Whether the configured backend is a shared server (see ``SHARED_BACKENDS``)."""
+    return config.get("storage.backend") in SHARED_BACKENDS
+
 
 def open_store(config: Config) -> Store:
     """Open the backend the configuration selects. Never falls back to another one."""

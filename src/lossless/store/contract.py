@@ -17,6 +17,21 @@ made outside any transaction is atomic on its own.
 
 Text inputs containing U+0000 are refused with ``InputError`` by every backend
 (PostgreSQL cannot store it, SQLite's full-text index would silently cut it).
+
+Coordination between machines is optional. ``store.coordination`` is a
+``Coordination`` (a shared job queue and the receipts of delivered outbox
+events) on a backend many machines share, and None on one that only this
+machine uses (SQLite: the worker scans conversation metadata and hooks never
+capture offline). ``capabilities.distributed_coordination`` says the same
+before anything is called. Callers test it and use the interfaces below;
+none casts to a backend class::
+
+    coordination = store.coordination
+    if coordination is not None:
+        coordination.jobs.enqueue("compact", conversation.id)
+
+``tx.coordination`` inside a transaction is bound to it, so an event's
+effect and its receipt commit together (see ``lossless.store.outbox``).
 """
 
 from __future__ import annotations
@@ -50,6 +65,8 @@ from lossless.models import (
 from lossless.store.map_jobs import MapJobRepository
 
 GrepMode = Literal["regex", "full_text"]
+# How often a job is tried (a claim that expired counts) before it fails for good.
+DEFAULT_JOB_ATTEMPTS = 5
 GrepScope = Literal["messages", "summaries", "both"]
 
 
@@ -114,6 +131,25 @@ class GrepHits(list[SearchHit]):
 @dataclass(frozen=True, slots=True)
 class Lease:
     conversation_id: int
+    owner: str
+    fence: int
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A claimed job: what to do, and the claim that entitles a worker to do it.
+
+    ``fence`` grows with every claim of the job: a worker whose claim expired
+    and was taken over cannot complete or fail the job any more.
+    """
+
+    id: int
+    kind: str
+    conversation_id: int | None
+    payload: JSON
+    attempts: int
+    max_attempts: int
     owner: str
     fence: int
     expires_at: float
@@ -618,6 +654,81 @@ class MemoryRepository(Protocol):
         ...
 
 
+class JobQueue(Protocol):
+    """A work queue shared by workers on many machines.
+
+    N workers claiming at once get N different jobs and never wait on each
+    other; a claim expires (by the server's clock) and is then claimed again
+    with a larger fence, up to ``max_attempts``. A ready job for a
+    conversation is not handed out while another job of the same kind for
+    that conversation is running.
+    """
+
+    def enqueue(
+        self,
+        kind: str,
+        conversation_id: int | None = None,
+        payload: JSON | None = None,
+        *,
+        delay_s: float = 0.0,
+        max_attempts: int = DEFAULT_JOB_ATTEMPTS,
+    ) -> int | None:
+        """Add a job; its id, or None if one of this kind already waits for the conversation."""
+        ...
+
+    def claim(
+        self, owner: str, ttl_s: float, *, kinds: builtins.list[str] | None = None
+    ) -> Job | None:
+        """The oldest due job (or one whose claim expired), claimed for ``ttl_s`` seconds."""
+        ...
+
+    def renew(self, job: Job, ttl_s: float) -> Job:
+        """Extend a claim; ``LeaseLostError`` if the job was claimed again since."""
+        ...
+
+    def complete(self, job: Job) -> None:
+        """Record the job as done; ``LeaseLostError`` if this claim was superseded."""
+        ...
+
+    def fail(self, job: Job, error: str, *, retry_in_s: float | None = None) -> str:
+        """Record a failed attempt; returns the job's new state (``ready`` or ``failed``)."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per state (``ready``, ``running``, ``done``, ``failed``)."""
+        ...
+
+    def get(self, job_id: int) -> dict[str, Any] | None:
+        """Everything recorded about a job (for diagnostics)."""
+        ...
+
+
+class ReceiptLog(Protocol):
+    """Outbox events already delivered, keyed by (origin outbox, event id)."""
+
+    def record(self, origin: str, event_id: str, kind: str, captured_at: str) -> bool:
+        """Record an event as delivered; False if it already was (do not apply it again).
+
+        Called inside the transaction that applies the event, a concurrent
+        deliverer of the same event waits for that transaction, then sees
+        the receipt.
+        """
+        ...
+
+    def exists(self, origin: str, event_id: str) -> bool: ...
+
+    def count(self, origin: str | None = None) -> int: ...
+
+
+class Coordination(Protocol):
+    """What many machines sharing one store coordinate through (optional)."""
+
+    @property
+    def jobs(self) -> JobQueue: ...
+    @property
+    def receipts(self) -> ReceiptLog: ...
+
+
 class Repositories(Protocol):
     """The repositories of one store, bound to its connection or transaction."""
 
@@ -643,6 +754,11 @@ class Repositories(Protocol):
     def memory(self) -> MemoryRepository: ...
     @property
     def map_jobs(self) -> MapJobRepository: ...
+    @property
+    def coordination(self) -> Coordination | None:
+        """The job queue and receipts, or None where the backend has none
+        (``capabilities.distributed_coordination`` is then False)."""
+        ...
 
 
 class Store(Repositories, Protocol):

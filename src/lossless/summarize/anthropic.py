@@ -1,4 +1,4 @@
-"""Summaries from Anthropic's Messages API.
+"""Summaries and completions from Anthropic's Messages API.
 
 The SDK is an optional extra, imported when the summarizer is constructed so
 that ``import lossless`` never needs it and a missing install is reported at
@@ -16,6 +16,7 @@ from lossless.summarize._provider import (
     temperature_for,
     translate,
 )
+from lossless.summarize.completion import Completion, CompletionRequest
 from lossless.summarize.normalize import anthropic_text, field, usage_tokens
 from lossless.summarize.prompts import build_prompt
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
@@ -78,16 +79,27 @@ class AnthropicSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         system, user = build_prompt(request)
+        done = self.complete(
+            CompletionRequest(
+                system,
+                user,
+                max_output_tokens=self.max_output_tokens or default_max_output_tokens(request),
+                temperature=temperature_for(request),
+            )
+        )
+        return SummaryResponse(done.text, done.input_tokens, done.output_tokens, done.model)
+
+    def complete(self, request: CompletionRequest) -> Completion:
         extra: dict[str, Any] = {}
-        if self._send_temperature:
-            extra["temperature"] = temperature_for(request)
+        if self._send_temperature and request.temperature is not None:
+            extra["temperature"] = request.temperature
         try:
             response = self._client.messages.create(
                 model=self.model,
-                max_tokens=self.max_output_tokens or default_max_output_tokens(request),
-                system=system,
-                messages=[{"role": "user", "content": user}],
-                timeout=self.timeout_s,
+                max_tokens=request.max_output_tokens,
+                system=request.system,
+                messages=[{"role": "user", "content": request.user}],
+                timeout=min(self.timeout_s, request.timeout_s or self.timeout_s),
                 **extra,
             )
         except Exception as exc:
@@ -97,10 +109,12 @@ class AnthropicSummarizer:
             raise error from exc
         text = anthropic_text(response)
         prompt_tokens, completion_tokens = usage_tokens(response)
-        return SummaryResponse(
+        return Completion(
             text=text,
             input_tokens=(
-                prompt_tokens if prompt_tokens is not None else estimate_tokens(system + user)
+                prompt_tokens
+                if prompt_tokens is not None
+                else estimate_tokens(request.system + request.user)
             ),
             output_tokens=completion_tokens
             if completion_tokens is not None

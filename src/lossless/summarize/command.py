@@ -1,4 +1,4 @@
-"""Summaries from an external CLI (e.g. ``claude -p``, ``llm``, ``ollama run``).
+"""Summaries and completions from an external CLI (e.g. ``claude -p``, ``llm``, ``ollama run``).
 
 The whole prompt (system + user) goes to the command's stdin, never its
 argv: transcripts can be megabytes, and argv is visible to every local user
@@ -19,17 +19,18 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
+from lossless.delegation import CHILD_MARKER_ENV
+from lossless.summarize.completion import Completion, CompletionRequest
 from lossless.summarize.errors import (
     SummarizerFatalError,
     SummarizerRefused,
     SummarizerUnavailable,
 )
 from lossless.summarize.normalize import clean_output
-from lossless.summarize.prompts import render_prompt
+from lossless.summarize.prompts import build_prompt
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import estimate_tokens
 
-CHILD_MARKER_ENV = "LCM_IN_SUMMARIZER"
 _STDERR_TAIL = 600
 
 
@@ -61,7 +62,15 @@ class CommandSummarizer:
         return base
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        prompt = render_prompt(request)
+        system, user = build_prompt(request)
+        # A CLI takes no output cap; the prompt states the budget.
+        done = self.complete(CompletionRequest(system, user, max_output_tokens=1))
+        return SummaryResponse(done.text, done.input_tokens, done.output_tokens, done.model)
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        """Pipe system and user prompt to the command, as one stdin stream."""
+        prompt = f"{request.system}\n\n{request.user}\n"
+        timeout_s = min(self.timeout_s, request.timeout_s or self.timeout_s)
         command = self.argv[0]
         try:
             proc = subprocess.Popen(
@@ -84,12 +93,12 @@ class CommandSummarizer:
                 f"could not start summarizer command {command!r}: {exc}"
             ) from exc
         try:
-            out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout_s)
+            out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_tree(proc)
             _reap(proc)
             raise SummarizerUnavailable(
-                f"summarizer command {command!r} timed out after {self.timeout_s:g}s"
+                f"summarizer command {command!r} timed out after {timeout_s:g}s"
             ) from None
         except BaseException:
             _kill_tree(proc)
@@ -105,7 +114,7 @@ class CommandSummarizer:
         if not text:
             hint = f"; stderr: {stderr[-_STDERR_TAIL:]}" if stderr else ""
             raise SummarizerRefused(f"summarizer command {command!r} printed nothing{hint}")
-        return SummaryResponse(
+        return Completion(
             text=text,
             input_tokens=estimate_tokens(prompt),
             output_tokens=estimate_tokens(text),

@@ -1,4 +1,4 @@
-"""Summaries from OpenAI or any OpenAI-compatible server (vLLM, llama.cpp, Ollama).
+"""Summaries and completions from OpenAI or any OpenAI-compatible server (vLLM, llama.cpp, Ollama).
 
 Chat Completions is the default because it is what compatible servers
 implement; ``api="responses"`` uses the Responses API instead.
@@ -16,6 +16,7 @@ from lossless.summarize._provider import (
     temperature_for,
     translate,
 )
+from lossless.summarize.completion import Completion, CompletionRequest
 from lossless.summarize.errors import (
     SummarizerAuthError,
     SummarizerError,
@@ -98,10 +99,21 @@ class OpenAISummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         system, user = build_prompt(request)
-        max_tokens = self.max_output_tokens or default_max_output_tokens(request)
+        done = self.complete(
+            CompletionRequest(
+                system,
+                user,
+                max_output_tokens=self.max_output_tokens or default_max_output_tokens(request),
+                temperature=temperature_for(request),
+            )
+        )
+        return SummaryResponse(done.text, done.input_tokens, done.output_tokens, done.model)
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        timeout_s = min(self.timeout_s, request.timeout_s or self.timeout_s)
         while True:  # finite: each adjustment in _adapt can happen only once
             try:
-                response = self._call(system, user, max_tokens, temperature_for(request))
+                response = self._call(request, timeout_s)
                 break
             except Exception as exc:
                 error = translate(exc, provider=self.name, model=self.model)
@@ -111,10 +123,12 @@ class OpenAISummarizer:
                     raise error from exc
         text = openai_text(response)
         prompt_tokens, completion_tokens = usage_tokens(response)
-        return SummaryResponse(
+        return Completion(
             text=text,
             input_tokens=(
-                prompt_tokens if prompt_tokens is not None else estimate_tokens(system + user)
+                prompt_tokens
+                if prompt_tokens is not None
+                else estimate_tokens(request.system + request.user)
             ),
             output_tokens=completion_tokens
             if completion_tokens is not None
@@ -122,30 +136,31 @@ class OpenAISummarizer:
             model=str(field(response, "model") or self.model),
         )
 
-    def _call(self, system: str, user: str, max_tokens: int, temperature: float) -> Any:
+    def _call(self, request: CompletionRequest, timeout_s: float) -> Any:
         with self._lock:
             use_completion_tokens = self._use_max_completion_tokens
             send_temperature = self._send_temperature
         extra: dict[str, Any] = {}
-        if send_temperature:
-            extra["temperature"] = temperature
+        if send_temperature and request.temperature is not None:
+            extra["temperature"] = request.temperature
         if self.api == "responses":
             return self._client.responses.create(
                 model=self.model,
-                instructions=system,
-                input=user,
-                max_output_tokens=max_tokens,
-                timeout=self.timeout_s,
+                instructions=request.system,
+                input=request.user,
+                max_output_tokens=request.max_output_tokens,
+                timeout=timeout_s,
                 **extra,
             )
-        extra["max_completion_tokens" if use_completion_tokens else "max_tokens"] = max_tokens
+        limit = "max_completion_tokens" if use_completion_tokens else "max_tokens"
+        extra[limit] = request.max_output_tokens
         return self._client.chat.completions.create(
             model=self.model,
             messages=[
-                {"role": "system", "content": system},
-                {"role": "user", "content": user},
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
             ],
-            timeout=self.timeout_s,
+            timeout=timeout_s,
             **extra,
         )
 

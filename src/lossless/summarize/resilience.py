@@ -1,4 +1,4 @@
-"""Retries with backoff and a circuit breaker around any summarizer.
+"""Retries with backoff and a circuit breaker around any summarizer or language model.
 
 Only ``SummarizerUnavailable`` is retried and only it counts towards the
 breaker: an auth error will not fix itself, a refusal would be repeated, and
@@ -13,16 +13,19 @@ re-opens the circuit.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, TypeVar
 
+from lossless.summarize.completion import Completion, CompletionRequest, LanguageModel
 from lossless.summarize.errors import SummarizerUnavailable
 from lossless.summarize.protocol import Summarizer, SummaryRequest, SummaryResponse
 
 BreakerState = Literal["closed", "open", "half-open"]
+_T = TypeVar("_T")
 
 
 class ResilientSummarizer:
@@ -136,16 +139,43 @@ class ResilientSummarizer:
         return delay
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        return self._with_retries(lambda _remaining: self.inner.summarize(request), None)
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        """The inner provider's completion, under the same retries and breaker.
+
+        ``request.timeout_s`` bounds the whole call: each attempt gets what is
+        left of it, and no retry starts whose backoff would outlast it.
+        """
+        inner = self.inner
+        if not isinstance(inner, LanguageModel):
+            raise TypeError(f"summarizer {self.name!r} cannot answer free-form prompts")
+        deadline = None if request.timeout_s is None else self._clock() + request.timeout_s
+
+        def attempt(remaining: float | None) -> Completion:
+            if remaining is None:
+                return inner.complete(request)
+            return inner.complete(dataclasses.replace(request, timeout_s=remaining))
+
+        return self._with_retries(attempt, deadline)
+
+    def _with_retries(self, call: Callable[[float | None], _T], deadline: float | None) -> _T:
         attempt = 0
         while True:
+            remaining = None if deadline is None else deadline - self._clock()
+            if remaining is not None and remaining <= 0:
+                raise SummarizerUnavailable(f"{self.name}: no time left for another attempt")
             trial = self._admit()
             try:
-                response = self.inner.summarize(request)
+                response = call(remaining)
             except SummarizerUnavailable as exc:
                 opened = self._record_failure(trial)
                 if opened or attempt >= self.retries:
                     raise
-                self._sleep(self.backoff_delay(attempt, exc.retry_after_s))
+                delay = self.backoff_delay(attempt, exc.retry_after_s)
+                if deadline is not None and self._clock() + delay >= deadline:
+                    raise
+                self._sleep(delay)
                 attempt += 1
                 continue
             except BaseException:

@@ -78,7 +78,7 @@ from lossless.store.postgres.connection import (
     describe_error,
     translated,
 )
-from lossless.store.postgres.jobs import Jobs
+from lossless.store.postgres.coordination import PostgresCoordination
 from lossless.store.postgres.map_jobs import MapJobs
 from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
@@ -410,14 +410,9 @@ class PostgresStore:
         return MapJobs(self)
 
     @property
-    def receipts(self) -> _Receipts:
-        """Delivered outbox events (see ``lossless.store.postgres.outbox``)."""
-        return _Receipts(self)
-
-    @property
-    def jobs(self) -> Jobs:
-        """The shared work queue (PostgreSQL only; see ``lossless.store.postgres.jobs``)."""
-        return Jobs(self)
+    def coordination(self) -> PostgresCoordination:
+        """The shared job queue and outbox receipts (never None on PostgreSQL)."""
+        return PostgresCoordination(self)
 
     # -- stats -------------------------------------------------------------
 
@@ -1722,43 +1717,6 @@ class _Leases(_Repo):
                 f"lease on conversation {lease.conversation_id} (fence {lease.fence}) "
                 "is no longer held by this worker"
             )
-
-
-class _Receipts(_Repo):
-    def record(self, origin: str, event_id: str, kind: str, captured_at: str) -> bool:
-        """Record an event as delivered; False if it already was (do not apply it again).
-
-        Called inside the transaction that applies the event: a concurrent
-        deliverer of the same event waits here for that transaction, then
-        sees the receipt.
-        """
-        for value, what in ((origin, "origin"), (event_id, "event id"), (kind, "event kind")):
-            _check_text(value, what)
-        with self.s._atomic() as conn:
-            cur = conn.execute(
-                "INSERT INTO outbox_receipts(origin, event_id, kind, captured_at) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (origin, event_id) DO NOTHING",
-                [origin, event_id, kind, captured_at],
-            )
-            return cur.rowcount == 1
-
-    def exists(self, origin: str, event_id: str) -> bool:
-        _check_text(origin, "origin")
-        _check_text(event_id, "event id")
-        row = self.s._q1(
-            "SELECT 1 AS found FROM outbox_receipts WHERE origin = %s AND event_id = %s",
-            [origin, event_id],
-        )
-        return row is not None
-
-    def count(self, origin: str | None = None) -> int:
-        if origin is None:
-            row = self.s._q1("SELECT count(*) AS n FROM outbox_receipts")
-        else:
-            row = self.s._q1(
-                "SELECT count(*) AS n FROM outbox_receipts WHERE origin = %s", [origin]
-            )
-        return int(row["n"]) if row else 0
 
 
 def _conforms(store: PostgresStore) -> Store:

@@ -369,6 +369,12 @@ class SQLiteStore:
     def map_jobs(self) -> MapJobs:
         return MapJobs(self)
 
+    @property
+    def coordination(self) -> None:
+        """None: one machine uses a SQLite file, so there is no job queue to share
+        (the worker scans conversation metadata) and nothing to capture offline."""
+        return None
+
     # -- stats -------------------------------------------------------------
 
     def stats(self) -> StoreStats:

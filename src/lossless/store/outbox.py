@@ -1,12 +1,13 @@
-"""Offline capture for the PostgreSQL backend: a small local SQLite outbox.
+"""Offline capture for a shared store: a small local SQLite outbox.
 
-When PostgreSQL is selected but unreachable (a laptop on a train), a hook
+When a store many machines share (PostgreSQL) is selected but unreachable
+(a laptop on a train), a hook
 cannot wait for it. It ``put``s what it would have done into this outbox,
 a file on the local disk, and returns at once. Later, a worker ``deliver``s
 the events to the server in the order they were captured, each exactly once:
 
-- with ``atomic=True`` the event's effect and its receipt
-  (``lcm.outbox_receipts``) commit in one PostgreSQL transaction, and the
+- with ``atomic=True`` the event's effect and its receipt (the store's
+  ``coordination.receipts``) commit in one store transaction, and the
   local copy is deleted only after that commit. A crash in between leaves a
   local copy whose receipt exists: the next delivery skips it. Two deliverers
   racing on one event serialise on the receipt's key; one applies it.
@@ -39,7 +40,7 @@ from lossless.models import JSON
 from lossless.timeutil import utc_now_iso
 
 if TYPE_CHECKING:
-    from lossless.store.postgres.store import PostgresStore
+    from lossless.store.contract import Coordination, Repositories, Store
 
 OUTBOX_FILE = "outbox.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -76,7 +77,7 @@ class Delivery:
     error: str | None = None
 
 
-Apply = Callable[["PostgresStore", OutboxEvent], None]
+Apply = Callable[["Repositories", OutboxEvent], None]
 
 
 class Outbox:
@@ -162,13 +163,18 @@ class Outbox:
 
     def deliver(
         self,
-        store: PostgresStore,
+        store: Store,
         apply: Apply,
         *,
         atomic: bool = True,
         limit: int | None = None,
     ) -> Delivery:
-        """Apply captured events to ``store`` in order, each once; stop at the first failure."""
+        """Apply captured events to ``store`` in order, each once; stop at the first failure.
+
+        ``store`` must keep receipts (``store.coordination`` not None), else
+        ``StoreError``: without them nothing could tell a delivered event.
+        """
+        _receipts_of(store)
         report = Delivery()
         after = 0
         while limit is None or report.delivered + report.duplicates < limit:
@@ -194,19 +200,28 @@ class Outbox:
         report.remaining = self.pending()
         return report
 
-    def _deliver_one(
-        self, store: PostgresStore, apply: Apply, event: OutboxEvent, *, atomic: bool
-    ) -> bool:
+    def _deliver_one(self, store: Store, apply: Apply, event: OutboxEvent, *, atomic: bool) -> bool:
         if atomic:
             with store.transaction() as tx:
-                if not tx.receipts.record(
+                if not _receipts_of(tx).receipts.record(
                     self.origin, event.event_id, event.kind, event.created_at
                 ):
                     return False
                 apply(tx, event)
             return True
-        if store.receipts.exists(self.origin, event.event_id):
+        receipts = _receipts_of(store).receipts
+        if receipts.exists(self.origin, event.event_id):
             return False
         apply(store, event)
-        store.receipts.record(self.origin, event.event_id, event.kind, event.created_at)
+        receipts.record(self.origin, event.event_id, event.kind, event.created_at)
         return True
+
+
+def _receipts_of(store: Repositories) -> Coordination:
+    coordination = store.coordination
+    if coordination is None:
+        raise StoreError(
+            "this store keeps no delivery receipts (it is not shared between machines): "
+            "an outbox is delivered only to a shared store such as PostgreSQL"
+        )
+    return coordination

@@ -1,4 +1,6 @@
-"""A work queue shared by workers on many machines (PostgreSQL only).
+"""PostgreSQL's ``Coordination`` (``lossless.store.contract``): the job queue and receipts.
+
+The job queue is shared by workers on many machines.
 
 ``claim`` takes the oldest due job with ``FOR UPDATE SKIP LOCKED``: N workers
 claiming at once get N different jobs and never wait on each other. A claim
@@ -17,37 +19,17 @@ from __future__ import annotations
 
 import builtins
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lossless.errors import InputError, LeaseLostError
+from lossless.errors import LeaseLostError
 from lossless.models import JSON
+from lossless.store.contract import DEFAULT_JOB_ATTEMPTS, Job
+from lossless.store.rows import check_text
 
 if TYPE_CHECKING:
     from lossless.store.postgres.store import PostgresStore
 
-DEFAULT_MAX_ATTEMPTS = 5
 MAX_RETRY_DELAY_S = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """A claimed job: what to do, and the claim that entitles a worker to do it."""
-
-    id: int
-    kind: str
-    conversation_id: int | None
-    payload: JSON
-    attempts: int
-    max_attempts: int
-    owner: str
-    fence: int
-    expires_at: float
-
-
-def _check(value: str | None, what: str) -> None:
-    if value is not None and "\x00" in value:
-        raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
 
 
 _RETURNING = (
@@ -81,12 +63,12 @@ class Jobs:
         payload: JSON | None = None,
         *,
         delay_s: float = 0.0,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int = DEFAULT_JOB_ATTEMPTS,
     ) -> int | None:
         """Add a job; None if one of this kind already waits for the conversation."""
-        _check(kind, "job kind")
+        check_text(kind, "job kind")
         text = json.dumps(payload or {}, ensure_ascii=False, separators=(",", ":"))
-        _check(text, "job payload")
+        check_text(text, "job payload")
         with self.s._atomic() as conn:
             row = conn.execute(
                 "INSERT INTO jobs(kind, conversation_id, payload, max_attempts, run_after) "
@@ -101,7 +83,7 @@ class Jobs:
         self, owner: str, ttl_s: float, *, kinds: builtins.list[str] | None = None
     ) -> Job | None:
         """The oldest due job (or one whose claim expired), claimed for ``ttl_s`` seconds."""
-        _check(owner, "job owner")
+        check_text(owner, "job owner")
         with self.s._atomic() as conn:
             # Claims that expired on their last allowed attempt are over.
             conn.execute(
@@ -217,3 +199,60 @@ class Jobs:
             f"job {job.id} (fence {job.fence}) is no longer claimed by {job.owner}: "
             "its claim expired and it was claimed again"
         )
+
+
+class Receipts:
+    """Delivered outbox events (``lossless.store.outbox``), in ``outbox_receipts``."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.s = store
+
+    def record(self, origin: str, event_id: str, kind: str, captured_at: str) -> bool:
+        """Record an event as delivered; False if it already was (do not apply it again).
+
+        Called inside the transaction that applies the event: a concurrent
+        deliverer of the same event waits here for that transaction, then
+        sees the receipt.
+        """
+        for value, what in ((origin, "origin"), (event_id, "event id"), (kind, "event kind")):
+            check_text(value, what)
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "INSERT INTO outbox_receipts(origin, event_id, kind, captured_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (origin, event_id) DO NOTHING",
+                [origin, event_id, kind, captured_at],
+            )
+            return cur.rowcount == 1
+
+    def exists(self, origin: str, event_id: str) -> bool:
+        check_text(origin, "origin")
+        check_text(event_id, "event id")
+        row = self.s._q1(
+            "SELECT 1 AS found FROM outbox_receipts WHERE origin = %s AND event_id = %s",
+            [origin, event_id],
+        )
+        return row is not None
+
+    def count(self, origin: str | None = None) -> int:
+        if origin is None:
+            row = self.s._q1("SELECT count(*) AS n FROM outbox_receipts")
+        else:
+            row = self.s._q1(
+                "SELECT count(*) AS n FROM outbox_receipts WHERE origin = %s", [origin]
+            )
+        return int(row["n"]) if row else 0
+
+
+class PostgresCoordination:
+    """The job queue and receipts of one store, bound to its connection or transaction."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    @property
+    def jobs(self) -> Jobs:
+        return Jobs(self._store)
+
+    @property
+    def receipts(self) -> Receipts:
+        return Receipts(self._store)

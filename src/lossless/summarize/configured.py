@@ -1,0 +1,50 @@
+"""The one place that reads ``summarizer.*`` settings into a provider.
+
+Compaction and ``expand_query`` both get their model from here (through
+``Engine.summarizer``), so they cannot drift apart in defaults, keys, timeouts
+or retry budget. ``factory.build_summarizer`` stays free of ``Config`` for
+library users who pass plain values.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from lossless.summarize.completion import LanguageModel
+from lossless.summarize.factory import build_summarizer
+from lossless.summarize.protocol import Summarizer
+from lossless.summarize.resilience import ResilientSummarizer
+from lossless.tokens import TokenEstimator, estimate_tokens
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+
+
+def summarizer_from_config(
+    config: Config, *, estimator: TokenEstimator = estimate_tokens
+) -> Summarizer:
+    """The summarizer the configuration names (``summarizer.*`` settings)."""
+    command = str(config.get("summarizer.command") or "")
+    return build_summarizer(
+        str(config.get("summarizer.provider")),
+        model=str(config.get("summarizer.model")) or None,
+        api_key=str(config.get("summarizer.api_key")) or None,
+        base_url=str(config.get("summarizer.base_url")) or None,
+        command=shlex.split(command) if command else None,
+        timeout_s=float(config.get("summarizer.timeout_s")),
+        retries=int(config.get("summarizer.retries")),
+        estimate=estimator,
+    )
+
+
+def language_model_of(summarizer: Summarizer) -> LanguageModel | None:
+    """``summarizer`` as a free-form language model, or None when it is not one.
+
+    The extractive summarizer (offline, no model) answers no prompts. A
+    provider from ``build_summarizer`` is returned with its resilience wrapper,
+    so summaries and answers share one retry budget and one circuit breaker.
+    """
+    if isinstance(summarizer, ResilientSummarizer):
+        return summarizer if isinstance(summarizer.inner, LanguageModel) else None
+    return summarizer if isinstance(summarizer, LanguageModel) else None
