@@ -173,6 +173,14 @@ class MapJobRepository(Protocol):
         """Give unfinished claims back (pending again), e.g. on cancel or shutdown."""
         ...
 
+    def holders(self, job_id: str) -> builtins.list[str]:
+        """The owners of the job's running claims (expired ones included)."""
+        ...
+
+    def release_holder(self, job_id: str, owner: str) -> int:
+        """Every claim ``owner`` holds on the job becomes pending again; returns how many."""
+        ...
+
     def requeue_failed(self, job_id: str) -> int:
         """Failed items (not unusable input lines) become pending again; returns how many."""
         ...

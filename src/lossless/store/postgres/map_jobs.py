@@ -250,6 +250,26 @@ class MapJobs:
                     [c.job_id, c.index, c.token],
                 )
 
+    def holders(self, job_id: str) -> builtins.list[str]:
+        return [
+            r["lease_owner"]
+            for r in self.s._q(
+                "SELECT DISTINCT lease_owner FROM map_items "
+                "WHERE job_id = %s AND status = 'running' AND lease_owner IS NOT NULL",
+                [job_id],
+            )
+        ]
+
+    def release_holder(self, job_id: str, owner: str) -> int:
+        with self.s._atomic() as conn:
+            count = conn.execute(
+                "UPDATE map_items SET status = 'pending', lease_owner = NULL, "
+                "lease_expires_at = 0 "
+                "WHERE job_id = %s AND lease_owner = %s AND status = 'running'",
+                [job_id, owner],
+            ).rowcount
+        return int(count)
+
     def requeue_failed(self, job_id: str) -> int:
         with self.s._atomic() as conn:
             self._require(conn, job_id)

@@ -254,6 +254,25 @@ class MapJobs:
                 [(c.job_id, c.index, c.token) for c in claims],
             )
 
+    def holders(self, job_id: str) -> builtins.list[str]:
+        return [
+            r["lease_owner"]
+            for r in self._q(
+                "SELECT DISTINCT lease_owner FROM map_items "
+                "WHERE job_id = ? AND status = 'running' AND lease_owner IS NOT NULL",
+                (job_id,),
+            )
+        ]
+
+    def release_holder(self, job_id: str, owner: str) -> int:
+        with self.s._atomic():
+            cursor = self.db.execute(
+                "UPDATE map_items SET status = 'pending', lease_owner = NULL, "
+                "lease_expires_at = 0 WHERE job_id = ? AND lease_owner = ? AND status = 'running'",
+                (job_id, owner),
+            )
+        return cursor.rowcount
+
     def requeue_failed(self, job_id: str) -> int:
         with self.s._atomic():
             self._require(job_id)
