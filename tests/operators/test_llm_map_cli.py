@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.operators.model_server import Reply, Request, serving
 
 SCHEMA = {
@@ -90,7 +89,9 @@ def test_map_validates_retries_and_writes_results_in_input_order(
     assert by_line[7]["attempts"] == 0
     ok = [r for r in results if r["status"] == "ok"]
     assert sorted(r["result"]["n"] for r in ok) == [0, 1, 2, 3, 4, 5, 6, 8, 9]
-    assert all(r["result"]["parity"] == ("even" if r["result"]["n"] % 2 == 0 else "odd") for r in ok)
+    assert all(
+        r["result"]["parity"] == ("even" if r["result"]["n"] % 2 == 0 else "odd") for r in ok
+    )
     retried = {r["result"]["n"]: r["attempts"] for r in ok}
     assert retried[3] == 2 and retried[4] == 2 and retried[5] == 2 and retried[0] == 1
     seven = next(r for r in results if r["status"] == "failed" and r["line"] != 7)
@@ -125,7 +126,19 @@ def test_an_invalid_schema_is_refused_before_any_call(tmp_path: Path, lcm_home: 
 
 
 def test_a_missing_input_file_is_a_clear_error(tmp_path: Path, lcm_home: Path) -> None:
-    done = lcm(lcm_home, "map", "--input", str(tmp_path / "nope.jsonl"), "--prompt", "x",
-               "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    done = lcm(
+        lcm_home,
+        "map",
+        "--input",
+        str(tmp_path / "nope.jsonl"),
+        "--prompt",
+        "x",
+        "--provider",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert done.returncode == 1
     assert "does not exist" in done.stderr and "Traceback" not in done.stderr
