@@ -163,10 +163,11 @@ def test_a_grandchild_holding_stdout_is_killed_within_the_budget(tmp_path: Path)
     # The child starts a grandchild that inherits stdout and outlives it by far,
     # then hangs itself: only killing the whole process group frees the pipe.
     script.write_text(
-        "import subprocess, sys, time\n"
+        "import os, subprocess, sys, time\n"
         "sys.stdin.read()\n"
         "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(g.pid))\n"
+        f"open({str(pid_file)!r} + '.tmp', 'w').write(str(g.pid))\n"
+        f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
         "time.sleep(60)\n"
     )
     tools = tools_with(
@@ -177,12 +178,13 @@ def test_a_grandchild_holding_stdout_is_killed_within_the_budget(tmp_path: Path)
     )
 
     started = time.monotonic()
-    result = call(tools, {"question": "billing service port", "time_budget_s": 2.0})
+    result = call(tools, {"question": "billing service port", "time_budget_s": 3.0})
     elapsed = time.monotonic() - started
 
     assert result["mode"] == "evidence" and result["evidence"]
     assert "timed out" in result["subagent_error"]
-    assert elapsed < 4.0, f"took {elapsed:.1f}s against a 2s budget"
+    assert elapsed < 5.0, f"took {elapsed:.1f}s against a 3s budget"
+    assert pid_file.exists(), "the child never started its grandchild"
     grandchild = int(pid_file.read_text())
     assert not _alive(grandchild), "the grandchild survived the timeout"
 
