@@ -506,3 +506,26 @@ def _results(engine: Engine, job_id: str, output: Path | None) -> None:
         return
     for record in jobs.iter_results(engine, job_id):
         click.echo(json.dumps(record, ensure_ascii=False))
+
+
+def describe_job(engine: Engine, job_id: str, as_json: bool, *, sample: int = 5) -> None:
+    """``lcm describe job_…``: the job's report and its first results."""
+    from itertools import islice
+
+    from lossless.engine.operators import jobs
+
+    report = jobs.report(engine, job_id)
+    first = list(islice(jobs.iter_results(engine, job_id), sample))
+    if as_json:
+        emit_json({**report.as_dict(), "first_results": first})
+        return
+    _show(report, False)
+    click.echo(f"  prompt  {' '.join(report.spec.prompt.split())[:200]}")
+    if report.spec.schema is not None:
+        click.echo(f"  schema  {json.dumps(report.spec.schema, ensure_ascii=False)[:200]}")
+    if first:
+        click.echo(f"  first {len(first)} result(s):")
+        for record in first:
+            shown = record.get("result", record.get("error", ""))
+            text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
+            click.echo(f"    #{record['index']} {record['status']}: {' '.join(text.split())[:150]}")

@@ -360,6 +360,26 @@ def run(
     return final
 
 
+def start(
+    engine: Engine,
+    spec: MapSpec,
+    *,
+    project: str,
+    items: Iterable[Any] | None = None,
+) -> MapJob:
+    """Create a job and store its items: from ``items`` (inline) or ``spec.input_path``.
+
+    Nothing is called yet; ``run`` (here, detached, or on other machines)
+    does the work.
+    """
+    if items is None and spec.input_path is None:
+        raise InputError("a map job needs items: an inline list or an input file")
+    job = create_job(engine, spec, project=project)
+    if items is not None:
+        load_items(engine, job, inline_lines(items))
+    return get_job(engine, job.id)
+
+
 def _answerer(
     engine: Engine, spec: MapSpec, check: SchemaCheck, model: LanguageModel
 ) -> Callable[[MapClaim, threading.Event], ItemAnswer]:

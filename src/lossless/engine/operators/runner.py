@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -81,10 +82,22 @@ class JobRunner:
         self.stats = RunStats()
 
     def run(self) -> RunStats:
-        """Work until no item is left to claim (or the job is cancelled / stopped)."""
+        """Work until no item is left to claim (or the job is cancelled / stopped).
+
+        A few claims wait in ``ready`` beside those being answered, so a slot
+        that frees up is refilled at once, before this thread records the
+        answer that freed it: the model is never idle while the store writes.
+        """
         in_flight: dict[Future[ItemAnswer], MapClaim] = {}
+        ready: deque[MapClaim] = deque()
         renewed = checked = time.monotonic()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"lcm-{self.job.id}")
+
+        def refill() -> None:
+            while ready and len(in_flight) < self.concurrency:
+                claim = ready.popleft()
+                in_flight[pool.submit(self.answer, claim, self.stop)] = claim
+
         try:
             while True:
                 now = time.monotonic()
@@ -97,12 +110,14 @@ class JobRunner:
                         self.progress(self.store.map_jobs.counts(self.job.id))
                 if self.stop.is_set():
                     break
-                free = self.concurrency - len(in_flight)
-                if free > 0:
-                    for claim in self.store.map_jobs.claim(
-                        self.job.id, self.owner, limit=free, ttl_s=self.lease_ttl_s
-                    ):
-                        in_flight[pool.submit(self.answer, claim, self.stop)] = claim
+                wanted = 2 * self.concurrency - len(in_flight) - len(ready)
+                if wanted > 0:
+                    ready.extend(
+                        self.store.map_jobs.claim(
+                            self.job.id, self.owner, limit=wanted, ttl_s=self.lease_ttl_s
+                        )
+                    )
+                refill()
                 if not in_flight:
                     if self.loading():
                         time.sleep(_TICK_S / 5)
@@ -115,15 +130,17 @@ class JobRunner:
                     time.sleep(_TICK_S)
                     continue
                 done, _ = wait(in_flight, timeout=_TICK_S, return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._record(in_flight.pop(future), future)
+                finished = [(in_flight.pop(future), future) for future in done]
+                refill()
+                for claim, future in finished:
+                    self._record(claim, future)
                 if time.monotonic() - renewed >= self.lease_ttl_s / 3:
                     renewed = time.monotonic()
                     self.store.map_jobs.renew(self.job.id, self.owner, self.lease_ttl_s)
         finally:
             self.stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
-            unfinished = []
+            unfinished = list(ready)
             for future, claim in in_flight.items():
                 if future.done() and not future.cancelled() and future.exception() is None:
                     self._record(claim, future)
