@@ -229,9 +229,8 @@ def test_search_ranks_and_points_at_summaries(history: dict[str, Any]) -> None:
 def test_describe_pages_content_and_expand_caps_tokens(history: dict[str, Any]) -> None:
     async def main() -> None:
         async with memory_client(tools_for(history)) as client:
-            hit = structured(await client.call_tool("lcm_grep", {"pattern": "defmodule"}))["hits"][
-                0
-            ]
+            hits = structured(await client.call_tool("lcm_grep", {"pattern": "defmodule"}))["hits"]
+            hit = next(h for h in hits if h["kind"] == "message")
             full = structured(
                 await client.call_tool("lcm_describe", {"id": hit["id"], "max_tokens": 20_000})
             )

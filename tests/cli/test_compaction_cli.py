@@ -128,6 +128,24 @@ def test_context_prints_one_valid_document_per_format(home: Path) -> None:
     assert "of 1,500 tokens" in out
 
 
+def test_context_keeps_the_budget_and_says_when_the_tail_alone_exceeds_it(home: Path) -> None:
+    run("compact", "--all", "-q")
+    _, out, _ = run("context", "sess-alpha", "--json")
+    tail = json.loads(out)["breakdown"]["fresh_tail"]
+    for budget in range(tail + 60, tail + 2000, 150):
+        code, out, _ = run("context", "sess-alpha", "--budget", str(budget), "--json")
+        b = json.loads(out)["breakdown"]
+        assert code == 0 and b["total"] <= budget and not b["tail_over_budget"]
+        # The newest prompt opened a turn longer than the tail: repeated ahead of it.
+        assert b["prompt_shown"] in ("repeated", "clipped") and b["prompt_message_id"]
+    code, out, err = run("context", "sess-alpha", "--budget", "20")
+    assert code == 0
+    assert "the fresh tail alone" in err and "over the 20-token budget" in err
+    code, out, err = run("context", "sess-alpha", "--budget", "4000")
+    assert "the fresh tail alone" not in err
+    assert "is repeated ahead of the fresh tail" in out
+
+
 def test_dag_readable_and_json(home: Path) -> None:
     run("compact", "sess-alpha", "-q")
     code, out, _ = run("dag", "sess-alpha", "--json")

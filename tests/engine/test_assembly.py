@@ -146,12 +146,17 @@ def test_budget_is_respected_and_fill_is_newest_first(tmp_path: Path) -> None:
 def test_fresh_tail_is_included_even_over_budget(tmp_path: Path) -> None:
     store, cid = compacted(tmp_path)
     got = assemble(store, cid, budget=10, fresh_tail_count=4)
-    assert got.breakdown.over_budget
+    assert got.breakdown.over_budget and got.breakdown.tail_over_budget
     assert got.breakdown.fresh_tail > 10
     assert got.breakdown.summary_count == 0
     ids = [m.id for m in store.messages.list(cid)]
-    # The newest user turn is whole: prompt, 2 tool exchanges, answer.
-    assert got.included == [f"msg:{i}" for i in ids[-6:]]
+    # The last 4 messages plus the call of the oldest one's result; the
+    # newest turn (prompt, 2 tool exchanges, answer) is not kept whole, but
+    # its prompt is repeated ahead of the tail.
+    assert got.included == [f"msg:{i}" for i in ids[-5:]]
+    assert got.breakdown.prompt_message_id == ids[-6]
+    assert got.breakdown.prompt_shown == "repeated"
+    assert "Turn " in json.dumps(got.messages[0])
     check_anthropic(got.request())
     check_openai(assemble(store, cid, budget=10, format="openai", fresh_tail_count=4).messages)
 

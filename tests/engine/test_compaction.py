@@ -273,15 +273,24 @@ def test_compact_until_under_relaxes_fanout_then_reports_the_tail(tmp_path: Path
 # ------------------------------------------------------------------ protection
 
 
-def test_fresh_tail_and_newest_turn_are_never_compacted(tmp_path: Path) -> None:
+def test_fresh_tail_is_a_count_and_the_long_turn_compacts(tmp_path: Path) -> None:
     config, store, cid = setup(tmp_path, turns=8, tools=3)
     Compactor(store, config, CountingSummarizer()).compact_until_under(cid, 0)
     messages = store.messages.list(cid)
     raw = [i.message_id for i in store.context.list(cid) if i.message_id is not None]
-    # The newest turn (prompt, 3 exchanges, answer) is longer than 4 messages.
-    assert raw == [m.id for m in messages[-8:]]
-    assert messages[-8].role == "user"
+    # The newest turn (prompt, 3 exchanges, answer) is 8 messages; only the
+    # last 4 stay raw, plus the call whose result is the oldest of them.
+    assert raw == [m.id for m in messages[-5:]]
+    assert messages[-5].role == "assistant" and messages[-8].role == "user"
     pairs_together(store, cid)
+    # The prompt that opened the turn was compacted, yet the model still sees it.
+    got = assemble(store, cid, budget=100_000, fresh_tail_count=4)
+    assert got.breakdown.prompt_message_id == messages[-8].id
+    assert got.breakdown.prompt_shown == "repeated"
+    assert f"msg:{messages[-8].id}" not in got.included
+    shown = json.dumps(got.messages)
+    assert json.dumps(messages[-8].content)[1:-1] in shown
+    check_anthropic(got.request())
 
 
 def test_a_pending_tool_call_is_never_compacted(tmp_path: Path) -> None:
@@ -298,13 +307,33 @@ def test_a_pending_tool_call_is_never_compacted(tmp_path: Path) -> None:
     compactor.sweep(cid)
     ids = [m.id for m in store.messages.list(cid)]
     raw = [i.message_id for i in store.context.list(cid) if i.message_id is not None]
-    assert raw == ids[-2:]
+    # Only the waiting call: its prompt compacts (assembly repeats it).
+    assert raw == ids[-1:]
     ingest(store, cid, [tool_result_message([("late", "deployed")], clock.tick())])
-    ingest(store, cid, [text_message("user", "thanks, next task", clock.tick())])
+    ingest(store, cid, [text_message("user", "thanks, next task " * 20, clock.tick())])
     compactor.sweep(cid)
     raw = [i.message_id for i in store.context.list(cid) if i.message_id is not None]
-    assert raw == [ids[-1] + 2]
+    assert raw == []
     pairs_together(store, cid)
+
+
+def test_an_abandoned_call_does_not_pin_the_turn(tmp_path: Path) -> None:
+    """A call the model moved on from (an interrupted tool) never gets its
+    result; protecting it would keep everything after it raw forever."""
+    config = make_config(tmp_path / "home", **{**SMALL, "fresh_tail_count": 2})
+    store = open_store(config)
+    cid = new_conversation(store)
+    clock = Clock()
+    ingest(store, cid, [text_message("user", "fix everything " * 10, clock.tick())])
+    ingest(store, cid, [tool_use_message("trying", [("lost", "Bash", {"c": "x"})], clock.tick())])
+    for turn in range(6):
+        ingest(store, cid, agent_turn(clock, turn, 2)[1:])
+    Compactor(store, config, CountingSummarizer()).sweep(cid)
+    ids = [m.id for m in store.messages.list(cid)]
+    raw = [i.message_id for i in store.context.list(cid) if i.message_id is not None]
+    # The last 2 messages and the call of the older one's result.
+    assert raw == ids[-3:]
+    assert expand_items(store, cid) == ids
 
 
 # ------------------------------------------------------------------ failures

@@ -11,9 +11,11 @@ summarizers that answer well, answer too long, fail, or crash:
 2. coverage: expanding the context items yields every message once, in order;
 3. progress: every pass shrinks the context or says truthfully why not, and a
    crash leaves exactly the last committed state;
-4. protection: the fresh tail, the newest user turn, pending calls and tool
-   pairs are intact;
-and the assembled context is valid for both APIs.
+4. protection: the fresh tail (a message count), pending calls and tool
+   pairs are intact, and the newest user prompt is visible in the assembled
+   context even when the turn it started was compacted;
+and the assembled context is valid for both APIs and within its budget unless
+the fresh tail alone exceeds it.
 """
 
 from __future__ import annotations
@@ -243,19 +245,11 @@ def check_invariants(store: Store, cid: int, ingested: list[NewMessage], tail: i
     in_context = {i.summary_id for i in store.context.list(cid) if i.summary_id}
     for s in store.summaries.list(cid):
         assert (s.id in in_context) != (store.summaries.condensed_into(s.id) is not None)
-    # 4. fresh tail, newest user turn, pending calls, pairs
+    # 4. fresh tail (a count, not the whole turn), pending calls, pairs
     raw = {i.message_id for i in store.context.list(cid) if i.message_id is not None}
     if tail:
         assert set(ids[-tail:]) <= raw
-    prompts = [
-        m.id
-        for m in stored
-        if m.role == "user"
-        and not (m.metadata or {}).get("is_meta")
-        and any(p.kind != "tool_result" for p in parts[m.id])
-    ]
-    if prompts:
-        assert {i for i in ids if i >= prompts[-1]} <= raw
+    prompts = newest_prompts(store, cid)
     cover = store.summaries.covering(ids)
     use_at: dict[str, int] = {}
     answered: set[str] = set()
@@ -266,9 +260,34 @@ def check_invariants(store: Store, cid: int, ingested: list[NewMessage], tail: i
             elif p.kind == "tool_result" and p.tool_call_id in use_at:
                 answered.add(p.tool_call_id)
                 assert cover.get(use_at[p.tool_call_id]) == cover.get(m.id)
-    for call_id, message_id in use_at.items():
-        if call_id not in answered and (not prompts or message_id > prompts[-1]):
-            assert message_id in raw, "a call waiting for its result was compacted"
+    # The newest assistant message of the newest turn, if its calls are not
+    # all answered, is waiting for their results.
+    newest = next(
+        (
+            m
+            for m in reversed(stored)
+            if m.role == "assistant" and (not prompts or m.id > prompts[-1])
+        ),
+        None,
+    )
+    if newest is not None and any(
+        p.kind == "tool_use" and p.tool_call_id and p.tool_call_id not in answered
+        for p in parts[newest.id]
+    ):
+        assert newest.id in raw, "a call waiting for its result was compacted"
+
+
+def newest_prompts(store: Store, cid: int) -> list[int]:
+    """Ids of the messages a user typed (what assembly must keep visible)."""
+    stored = store.messages.list(cid)
+    parts = store.messages.parts([m.id for m in stored])
+    return [
+        m.id
+        for m in stored
+        if m.role == "user"
+        and not (m.metadata or {}).get("is_meta")
+        and any(p.kind != "tool_result" for p in parts[m.id])
+    ]
 
 
 def check_progress(result: CompactionResult, store: Store, cid: int, before: Any) -> None:
@@ -292,8 +311,20 @@ def check_assembly(store: Store, cid: int, budget: int, tail: int) -> None:
             check_anthropic(got.request())
         if fmt == "openai" and any(m["role"] != "system" for m in got.messages):
             check_openai(got.messages)
-        if not got.breakdown.over_budget:
-            assert got.breakdown.total <= budget
+        b = got.breakdown
+        if not b.tail_over_budget:
+            assert b.total <= budget and not b.over_budget
+        prompts = newest_prompts(store, cid)
+        assert b.prompt_message_id == (prompts[-1] if prompts else None)
+        if b.prompt_shown in ("in_tail", "in_place"):
+            assert f"msg:{b.prompt_message_id}" in got.included
+        elif b.prompt_shown in ("repeated", "clipped"):
+            assert f"message {b.prompt_message_id}" in json.dumps(got.messages) or (
+                f"lcm describe {b.prompt_message_id}" in json.dumps(got.messages)
+            )
+        elif b.prompt_shown == "omitted":
+            # Only when there is next to no room left for it.
+            assert b.tail_over_budget or budget - b.total < 64
 
 
 # ------------------------------------------------------------------ the property

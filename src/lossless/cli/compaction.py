@@ -131,8 +131,8 @@ def compact(
     \b
     What a run does (a "sweep"):
       1. leaf passes: the oldest raw messages outside the protected tail
-         (the last fresh_tail_count messages, whole tool exchanges and the
-         newest user turn) are summarized, leaf_chunk_tokens at a time;
+         (the last fresh_tail_count messages, widened only to keep tool
+         exchanges whole) are summarized, leaf_chunk_tokens at a time;
       2. condensation: runs of same-depth summaries (leaf_min_fanout at
          depth 0, condensed_min_fanout above) merge into a deeper summary;
       3. it stops when nothing is eligible or a pass saves nothing.
@@ -310,9 +310,12 @@ def context(
 
     The context is rebuilt from the conversation's context items: summaries as
     `<summary>` XML user messages, then raw messages. The protected tail (the
-    last fresh_tail_count messages, widened to whole tool exchanges and the
-    newest user turn) is always included, even above the budget; older items
-    fill the rest of the budget newest first.
+    last fresh_tail_count messages, widened only to whole tool exchanges) is
+    always included, even above the budget. The newest user prompt is always
+    visible: if it is older than the tail and not kept in place, it is
+    repeated just ahead of the tail. Older items fill the rest of the budget
+    newest first. The result stays within --budget unless the fresh tail
+    alone exceeds it, and then a warning says so.
 
     \b
     Examples:
@@ -340,6 +343,10 @@ def context(
         "dropped_items": b.dropped_items,
         "dropped_tokens": b.dropped_tokens,
         "over_budget": b.over_budget,
+        "tail_over_budget": b.tail_over_budget,
+        "prompt_message_id": b.prompt_message_id,
+        "prompt_shown": b.prompt_shown,
+        "prompt_tokens": b.prompt_tokens,
     }
     if as_json:
         emit_json(
@@ -364,8 +371,25 @@ def context(
         f"tail of {b.fresh_tail_messages}), {b.system:,} system; {b.dropped_items} older "
         f"item(s) left out ({b.dropped_tokens:,} tokens)."
     )
-    if b.over_budget:
-        click.echo("warning: the protected tail alone is over the budget.", err=True)
+    if b.prompt_shown in ("repeated", "clipped"):
+        click.echo(
+            f"The newest user prompt (message {b.prompt_message_id}) is {b.prompt_shown} "
+            f"ahead of the fresh tail ({b.prompt_tokens:,} tokens)."
+        )
+    elif b.prompt_shown == "omitted":
+        click.echo(
+            f"warning: no room left for the newest user prompt (message {b.prompt_message_id}).",
+            err=True,
+        )
+    if b.tail_over_budget:
+        click.echo(
+            f"warning: the fresh tail alone ({b.fresh_tail:,} tokens in "
+            f"{b.fresh_tail_messages} messages, plus {b.system:,} system) is over the "
+            f"{b.budget:,}-token budget; lower fresh_tail_count or raise the budget.",
+            err=True,
+        )
+    elif b.over_budget:  # pragma: no cover - assembly keeps within the budget otherwise
+        click.echo(f"warning: {b.total:,} tokens is over the {b.budget:,} budget.", err=True)
 
 
 @cli.command()

@@ -9,13 +9,19 @@
    user messages holding the ``<summary …>`` XML (condensed ones list their
    ``<parents>``; every one ends with an "Expand for details about:" line),
    messages are rebuilt from their stored parts.
-2. The protected tail (the last ``fresh_tail_count`` raw messages, widened to
-   keep tool pairs and the newest user turn whole; the same boundary
-   compaction uses) is always included, even over budget.
-3. The rest of the budget is filled from the newest older item backwards; the
+2. The protected tail (the last ``fresh_tail_count`` raw messages, widened
+   only to keep tool pairs whole; the same boundary compaction uses) is
+   always included, even over budget.
+3. The newest user prompt stays visible: when it is older than the tail and
+   not kept in place, a copy of it is rendered just ahead of the tail (clipped
+   to the room left, with its id to describe it in full), even when the long
+   turn it started has been compacted around it.
+4. The rest of the budget is filled from the newest older item backwards; the
    oldest items are the ones left out, and the cut never lands inside a
-   tool_use/tool_result pair.
-4. The result is made valid for the target API: consecutive same-role
+   tool_use/tool_result pair. The result stays within the budget unless the
+   system prompt and the fresh tail alone exceed it
+   (``TokenBreakdown.tail_over_budget``).
+5. The result is made valid for the target API: consecutive same-role
    messages merged, system-role messages moved to the system prompt, every
    tool_result answering a tool_use of the message just before it and every
    tool_use answered (anything else becomes plain text, so no information is
@@ -38,6 +44,7 @@ from html import escape
 from typing import Any, Literal
 
 from lossless.engine.compaction import blocked_cuts, message_facts, protected_start
+from lossless.engine.newest_prompt import find_newest_prompt
 from lossless.errors import InputError
 from lossless.models import ContextItem, Message, Part, Summary
 from lossless.store.contract import Repositories
@@ -62,6 +69,11 @@ IMAGE_TOKENS = 1_600
 # Only needed when the oldest kept item is an assistant message: the Anthropic
 # API wants the conversation to open with a user message.
 CONTINUATION_NOTE = "[Earlier conversation omitted to fit the context budget.]"
+# Room the newest prompt's copy may take when the fresh tail alone is already
+# over the budget (reported): the model needs the request more than the rule.
+PROMPT_OVER_BUDGET_TOKENS = 500
+# Below this many tokens of room a clipped prompt would be noise.
+MIN_PROMPT_TOKENS = 16
 
 _SUMMARY_MARK = "_lcm_summary"
 _WRAPPER_TAG_RE = re.compile(r"<(\s*/?\s*)(summary_ref|summary|parents|content)\b", re.IGNORECASE)
@@ -83,6 +95,10 @@ class TokenBreakdown:
     dropped_items: int
     dropped_tokens: int
     over_budget: bool
+    tail_over_budget: bool = False
+    prompt_message_id: int | None = None
+    prompt_shown: Literal["in_tail", "in_place", "repeated", "clipped", "omitted"] | None = None
+    prompt_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,7 +479,6 @@ def assemble(
     fresh_tail_count: int = 32,
     system: str | None = None,
     estimator: TokenEstimator = estimate_tokens,
-    protect_newest_turn: bool = True,
 ) -> AssembledContext:
     """Build the model input for ``conversation_id`` within ``budget`` tokens.
 
@@ -480,13 +495,8 @@ def assemble(
     parts = repos.messages.parts(message_ids) if message_ids else {}
     facts = {mid: message_facts(m, parts.get(mid, [])) for mid, m in messages.items()}
     blocked = blocked_cuts(items, facts)
-    tail = protected_start(
-        items,
-        facts,
-        fresh_tail_count,
-        protect_newest_turn=protect_newest_turn,
-        blocked=blocked,
-    )
+    tail = protected_start(items, facts, fresh_tail_count, blocked=blocked)
+    prompt_id, prompt_index = find_newest_prompt(repos, items, facts)
 
     def resolve(item: ContextItem) -> _Resolved:
         if item.message_id is not None:
@@ -520,6 +530,10 @@ def assemble(
     room -= sum(system_cost(t) for t in tail_system)
     if format == "anthropic":
         room -= estimator(CONTINUATION_NOTE)
+    tail_over_budget = room < 0
+    prompt = _PinnedPrompt.find(repos, prompt_id, prompt_index, tail, messages, parts)
+    if prompt is not None:
+        room -= prompt.reserve(room, tail_over_budget, estimator)
     # Older items, newest first, while they fit. System-role messages among
     # them move to the system prompt and are budgeted as they are met.
     kept: list[_Resolved] = []
@@ -531,21 +545,31 @@ def assemble(
             if resolved.turn.role == "system"
             else resolved.tokens
         )
+        in_place = prompt is not None and index == prompt.item_index
+        if prompt is not None and in_place:
+            # Its room is already set aside: kept in place, no copy needed.
+            cost = max(0, cost - prompt.room)
         if cost > room:
             break
+        if prompt is not None and in_place:
+            prompt.in_place = True
         room -= cost
         kept.append(resolved)
         cut = index
     # Never start inside a tool exchange: drop the stranded results too.
     while cut < tail and blocked[cut]:
-        kept.pop()
+        dropped_item = kept.pop()
+        if prompt is not None and dropped_item.item.message_id == prompt.message.id:
+            prompt.in_place = False
         cut += 1
     kept.reverse()
+    repeated = prompt.copy(estimator) if prompt is not None else None
     older_system = [_joined_text(r.turn) for r in kept if r.turn.role == "system"]
     system_text = "\n\n".join(p for p in [system or "", *older_system, *tail_system] if p) or None
 
     chosen = [*kept, *protected]
-    turns = _sanitize(_merge([r.turn for r in chosen if r.turn.role != "system"]))
+    shown = [*kept, *([repeated] if repeated is not None else []), *protected]
+    turns = _sanitize(_merge([r.turn for r in shown if r.turn.role != "system"]))
     shaped = _anthropic(turns) if format == "anthropic" else _openai(turns, system_text)
 
     summaries = sum(r.tokens for r in chosen if r.item.summary_id is not None)
@@ -554,7 +578,8 @@ def assemble(
     )
     system_tokens = estimator(system_text) if system_text else 0
     note = estimator(CONTINUATION_NOTE) if shaped and _opens_with_note(shaped, format) else 0
-    total = system_tokens + summaries + message_tokens + note
+    prompt_tokens = repeated.tokens if repeated is not None else 0
+    total = system_tokens + summaries + message_tokens + note + prompt_tokens
     dropped = items[:cut]
     return AssembledContext(
         conversation_id=conversation_id,
@@ -574,6 +599,10 @@ def assemble(
             dropped_items=len(dropped),
             dropped_tokens=sum(i.token_count for i in dropped),
             over_budget=total > budget,
+            tail_over_budget=tail_over_budget,
+            prompt_message_id=prompt_id,
+            prompt_shown=_prompt_state(prompt_id, prompt, repeated),
+            prompt_tokens=prompt_tokens,
         ),
         included=[
             r.item.summary_id if r.item.summary_id is not None else f"msg:{r.item.message_id}"
@@ -591,3 +620,137 @@ def _opens_with_note(messages: list[dict[str, Any]], format: Format) -> bool:
         return False
     content = messages[0]["content"]
     return bool(content) and content[0].get("text") == CONTINUATION_NOTE
+
+
+@dataclass(slots=True)
+class _PinnedPrompt:
+    """The newest user prompt when it is older than the fresh tail.
+
+    Its room is reserved before older items fill the budget; if the fill
+    reaches it, it stays in place, otherwise ``copy`` renders it ahead of the
+    tail, clipped to the reserved room.
+    """
+
+    message: Message
+    parts: list[Part]
+    item_index: int | None
+    room: int = 0
+    in_place: bool = False
+    clipped: bool = False
+
+    @classmethod
+    def find(
+        cls,
+        repos: Repositories,
+        message_id: int | None,
+        item_index: int | None,
+        tail: int,
+        messages: dict[int, Message],
+        parts: dict[int, list[Part]],
+    ) -> _PinnedPrompt | None:
+        if message_id is None or (item_index is not None and item_index >= tail):
+            return None
+        message = messages.get(message_id) or repos.messages.get(message_id)
+        if message is None:  # pragma: no cover - found by id a moment ago
+            return None
+        own = parts.get(message_id)
+        if own is None:
+            own = repos.messages.parts([message_id]).get(message_id, [])
+        return cls(message, own, item_index)
+
+    def reserve(self, room: int, tail_over_budget: bool, estimator: TokenEstimator) -> int:
+        """Tokens set aside for the prompt (whole if it fits, else what is left)."""
+        whole = self._cost() + estimator(self._note(clipped=False)) + 1
+        available = PROMPT_OVER_BUDGET_TOKENS if tail_over_budget else max(0, room)
+        self.room = min(whole, available)
+        return 0 if tail_over_budget else self.room
+
+    def _blocks(self) -> list[dict[str, Any]]:
+        # Tool results riding in the prompt's message belong to the exchange
+        # before it, not to the request; only what the user wrote is repeated.
+        return [
+            b
+            for b in _message_blocks(self.message, self.parts)
+            if b.get("type") in ("text", "image")
+        ]
+
+    def _cost(self) -> int:
+        images = sum(1 for b in self._blocks() if b.get("type") == "image")
+        return self.message.token_count + images * IMAGE_TOKENS
+
+    def _note(self, *, clipped: bool) -> str:
+        how = (
+            f"clipped here; `lcm describe {self.message.id}` shows it whole"
+            if clipped
+            else f"message {self.message.id}"
+        )
+        return (
+            f"[The user's newest prompt ({how}, {self.message.created_at}), repeated here: "
+            "the work it started continues below.]"
+        )
+
+    def copy(self, estimator: TokenEstimator) -> _Resolved | None:
+        if self.in_place or self.room < MIN_PROMPT_TOKENS:
+            return None
+        blocks = self._blocks()
+        if not blocks:
+            return None
+        note = _text(self._note(clipped=False))
+        whole = self._cost() + estimator(note["text"]) + 1
+        if whole <= self.room:
+            return _Resolved(_prompt_item(self.message), _Turn("user", [note, *blocks]), whole)
+        self.clipped = True
+        note = _text(self._note(clipped=True))
+        left = self.room - estimator(note["text"]) - 1
+        text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        clipped = _clip(text, left, estimator)
+        if not clipped:
+            return None
+        return _Resolved(
+            _prompt_item(self.message),
+            _Turn("user", [note, _text(clipped)]),
+            estimator(note["text"]) + 1 + estimator(clipped),
+        )
+
+
+def _prompt_item(message: Message) -> ContextItem:
+    """A stand-in item for the repeated prompt (never stored, never in ``included``)."""
+    return ContextItem(
+        conversation_id=message.conversation_id,
+        ordinal=-1,
+        item_type="message",
+        message_id=message.id,
+        summary_id=None,
+        token_count=message.token_count,
+    )
+
+
+def _clip(text: str, tokens: int, estimator: TokenEstimator) -> str:
+    """The longest prefix of ``text`` (plus an ellipsis) within ``tokens``."""
+    if tokens <= 0:
+        return ""
+    marker = " …"
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimator(text[:mid] + marker) <= tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low] + marker if low else ""
+
+
+def _prompt_state(
+    prompt_id: int | None,
+    prompt: _PinnedPrompt | None,
+    repeated: _Resolved | None,
+) -> Literal["in_tail", "in_place", "repeated", "clipped", "omitted"] | None:
+    if prompt_id is None:
+        return None
+    if prompt is None:
+        return "in_tail"
+    if prompt.in_place:
+        return "in_place"
+    if repeated is None:
+        return "omitted"
+    return "clipped" if prompt.clipped else "repeated"

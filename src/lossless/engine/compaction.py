@@ -11,9 +11,11 @@ Vocabulary (see ``ARCHITECTURE.md``, invariants 2-4 and 6):
 - **Condensation**: at least ``leaf_min_fanout`` (depth 0) or
   ``condensed_min_fanout`` (depth >= 1) contiguous summaries of one depth merged
   into a summary one level deeper, with that depth's prompt.
-- **Protected tail**: the last ``fresh_tail_count`` raw messages, widened so a
-  tool_use is never separated from its tool_result and the newest user turn is
-  never split. Nothing in it is ever compacted.
+- **Protected tail**: the last ``fresh_tail_count`` raw messages (a count,
+  never widened to a whole user turn), widened only so a tool_use is never
+  separated from its tool_result and a call still waiting for its result stays
+  raw. Nothing in it is ever compacted; older messages of a long turn compact
+  like any history, and assembly keeps the turn's prompt visible.
 
 Every summary goes through three-level escalation (``summarize_with_escalation``)
 and is accepted only if it is smaller than what it replaces, so every pass either
@@ -68,6 +70,7 @@ __all__ = [
     "blocked_cuts",
     "load_facts",
     "message_facts",
+    "pending_call_start",
     "protected_start",
     "summarizer_from_config",
 ]
@@ -172,15 +175,17 @@ def protected_start(
     facts: Mapping[int, MessageFacts],
     fresh_tail_count: int,
     *,
-    protect_newest_turn: bool = True,
     blocked: Sequence[bool] | None = None,
 ) -> int:
     """Index of the first item of the protected tail (``len(items)`` if none).
 
-    The tail holds the last ``fresh_tail_count`` raw messages, then widens
-    backwards to include (1) the whole newest user turn, from its prompt on,
-    (2) any tool_use still waiting for its result in that turn, and (3) the
-    tool_use of any result inside the tail, so no pair straddles the boundary.
+    The tail is the last ``fresh_tail_count`` raw messages: a count, never
+    widened to a whole user turn, because one autonomous turn can run to
+    hundreds of messages and must compact like any other history (the newest
+    prompt stays visible through assembly, see ``newest_prompt``). It widens
+    backwards only (1) to calls still waiting for their results, and (2) to
+    the tool_use of any result inside the tail, so no pair straddles the
+    boundary.
     """
     n = len(items)
     start = n
@@ -192,28 +197,46 @@ def protected_start(
                 start = index
                 if seen >= fresh_tail_count:
                     break
-    if protect_newest_turn:
-        answered: set[str] = set()
-        for index in range(n - 1, -1, -1):
-            item = items[index]
-            if item.message_id is None:
-                # Everything before a summary was compacted with its turn.
-                break
-            fact = facts.get(item.message_id)
-            if fact is None:
-                continue
-            answered.update(fact.tool_results)
-            if any(call_id not in answered for call_id in fact.tool_uses):
-                # A call still waiting for its result: compacting it now would
-                # orphan the result when it arrives.
-                start = min(start, index)
-            if fact.is_prompt:
-                start = min(start, index)
-                break
+    pending = pending_call_start(items, facts)
+    if pending is not None:
+        start = min(start, pending)
     cuts = blocked if blocked is not None else blocked_cuts(items, facts)
     while start > 0 and cuts[start]:
         start -= 1
     return start
+
+
+def pending_call_start(
+    items: Sequence[ContextItem], facts: Mapping[int, MessageFacts]
+) -> int | None:
+    """Index of the oldest message whose tool call is still waiting for its result.
+
+    Only calls the conversation has not moved on from count: scanning back
+    from the end, the newest assistant messages whose calls are unanswered
+    (parallel calls may span several records) up to the first assistant
+    message that is complete or the newest prompt. A call left unanswered
+    before that (an interrupted tool) will never be answered, and pinning it
+    would pin everything after it.
+    """
+    answered: set[str] = set()
+    found: int | None = None
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if item.message_id is None:
+            break
+        fact = facts.get(item.message_id)
+        if fact is None:
+            continue
+        answered.update(fact.tool_results)
+        if fact.is_prompt:
+            break
+        if fact.role != "assistant":
+            continue
+        if any(call_id not in answered for call_id in fact.tool_uses):
+            found = index
+            continue
+        break
+    return found
 
 
 # --------------------------------------------------------------------- results
@@ -425,7 +448,6 @@ class Compactor:
         owner: str | None = None,
         lease_ttl_s: float | None = None,
         wait_s: float = 0.0,
-        protect_newest_turn: bool = True,
         on_pass: Callable[[PassResult], None] | None = None,
     ) -> None:
         self.store = store
@@ -441,7 +463,6 @@ class Compactor:
             lease_ttl_s = max(120.0, calls * float(config.get("summarizer.timeout_s")) + 30.0)
         self.lease_ttl_s = lease_ttl_s
         self.wait_s = wait_s
-        self.protect_newest_turn = protect_newest_turn
         self.on_pass = on_pass
 
     # -- settings ---------------------------------------------------------
@@ -483,7 +504,6 @@ class Compactor:
             snap.items,
             snap.facts,
             self._int("fresh_tail_count"),
-            protect_newest_turn=self.protect_newest_turn,
             blocked=snap.blocked(),
         )
 
