@@ -502,6 +502,7 @@ class LcmTools:
                 {
                     "id": e.id,
                     "kind": e.kind,
+                    "relation": e.relation,
                     "session_id": e.session_id,
                     "when": e.when,
                     "text": e.text,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from psycopg.types.json import Json
 
 from lossless.errors import InputError, NotFoundError
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.map_jobs import (
     MapClaim,
     MapCounts,
@@ -27,10 +27,16 @@ from lossless.store.map_jobs import (
     NewMapItem,
     NewMapJob,
 )
+from lossless.store.postgres.repository import Repo, already_decoded
 from lossless.timeutil import utc_now_iso
 
+
+def _to_job(row: dict[str, Any]) -> MapJob:
+    return rows.map_job(row, already_decoded)  # psycopg decodes json columns
+
+
 if TYPE_CHECKING:
-    from lossless.store.postgres.store import PostgresStore
+    pass
 
 _JOB_COLUMNS = (
     "id, kind, status, project, spec, conversation_id, loaded_items, created_at, updated_at"
@@ -42,45 +48,9 @@ _ITEM_COLUMNS = (
 _NOW = "extract(epoch FROM clock_timestamp())"
 
 
-def _job(row: dict[str, Any]) -> MapJob:
-    return MapJob(
-        id=row["id"],
-        kind=row["kind"],
-        status=row["status"],
-        project=row["project"],
-        spec=row["spec"],  # psycopg decodes json columns
-        conversation_id=row["conversation_id"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        loaded_items=int(row["loaded_items"]),
-    )
-
-
-def _item(row: dict[str, Any]) -> MapItem:
-    return MapItem(
-        job_id=row["job_id"],
-        index=int(row["idx"]),
-        line_no=int(row["line_no"]),
-        input=row["input"],
-        status=row["status"],
-        attempts=int(row["attempts"]),
-        result=row["result"],
-        error=row["error"],
-        calls=int(row["calls"]),
-        input_tokens=int(row["input_tokens"]),
-        output_tokens=int(row["output_tokens"]),
-        message_id=row["message_id"],
-        updated_at=row["updated_at"],
-    )
-
-
-class MapJobs:
-    def __init__(self, store: PostgresStore) -> None:
-        self.s = store
-
+class MapJobs(Repo):
     def create(self, job: NewMapJob) -> MapJob:
-        for value, what in ((job.id, "job id"), (job.project, "project")):
-            rows.check_text(value, what)
+        inputs.map_job(job)
         with self.s._atomic() as conn:
             if conn.execute("SELECT 1 FROM map_jobs WHERE id = %s", [job.id]).fetchone():
                 raise InputError(f"map job {job.id} already exists")
@@ -103,11 +73,11 @@ class MapJobs:
 
     def get(self, job_id: str) -> MapJob | None:
         found = self.s._q1(f"SELECT {_JOB_COLUMNS} FROM map_jobs WHERE id = %s", [job_id])
-        return _job(found) if found is not None else None
+        return _to_job(found) if found is not None else None
 
     def list(self, *, limit: int = 50) -> builtins.list[MapJob]:
         return [
-            _job(r)
+            _to_job(r)
             for r in self.s._q(
                 f"SELECT {_JOB_COLUMNS} FROM map_jobs ORDER BY created_at DESC, id DESC LIMIT %s",
                 [limit],
@@ -123,9 +93,7 @@ class MapJobs:
         if not items:
             return 0
         now = utc_now_iso()
-        for item in items:
-            rows.check_text(item.input, "map item input")
-            rows.check_text(item.problem, "map item problem")
+        inputs.map_items(items)
         with self.s._atomic() as conn:
             self._require(conn, job_id)
             added = conn.execute(
@@ -212,8 +180,7 @@ class MapJobs:
         return int(count)
 
     def complete(self, claim: MapClaim, outcome: MapOutcome) -> bool:
-        rows.check_text(outcome.result, "map result")
-        rows.check_text(outcome.error, "map error")
+        inputs.map_outcome(outcome)
         with self.s._atomic() as conn:
             count = conn.execute(
                 "UPDATE map_items SET status = %s, attempts = %s, result = %s, error = %s, "
@@ -303,7 +270,7 @@ class MapJobs:
 
     def items(self, job_id: str, *, after: int = -1, limit: int = 500) -> builtins.list[MapItem]:
         return [
-            _item(r)
+            rows.map_item(r)
             for r in self.s._q(
                 f"SELECT {_ITEM_COLUMNS} FROM map_items WHERE job_id = %s AND idx > %s "
                 "ORDER BY idx LIMIT %s",

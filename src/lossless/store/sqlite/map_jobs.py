@@ -12,10 +12,10 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lossless.errors import InputError, NotFoundError
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.map_jobs import (
     MapClaim,
     MapCounts,
@@ -26,10 +26,16 @@ from lossless.store.map_jobs import (
     NewMapItem,
     NewMapJob,
 )
+from lossless.store.sqlite.repository import Repo
 from lossless.timeutil import utc_now_iso
 
+
+def _to_job(row: sqlite3.Row) -> MapJob:
+    return rows.map_job(row, json.loads)
+
+
 if TYPE_CHECKING:
-    from lossless.store.sqlite.store import SQLiteStore
+    pass
 
 _JOB_COLUMNS = (
     "id, kind, status, project, spec, conversation_id, loaded_items, created_at, updated_at"
@@ -40,51 +46,13 @@ _ITEM_COLUMNS = (
 )
 
 
-def _job(row: sqlite3.Row) -> MapJob:
-    return MapJob(
-        id=row["id"],
-        kind=row["kind"],
-        status=row["status"],
-        project=row["project"],
-        spec=json.loads(row["spec"]),
-        conversation_id=row["conversation_id"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        loaded_items=int(row["loaded_items"]),
-    )
-
-
-def _item(row: sqlite3.Row) -> MapItem:
-    return MapItem(
-        job_id=row["job_id"],
-        index=int(row["idx"]),
-        line_no=int(row["line_no"]),
-        input=row["input"],
-        status=row["status"],
-        attempts=int(row["attempts"]),
-        result=row["result"],
-        error=row["error"],
-        calls=int(row["calls"]),
-        input_tokens=int(row["input_tokens"]),
-        output_tokens=int(row["output_tokens"]),
-        message_id=row["message_id"],
-        updated_at=row["updated_at"],
-    )
-
-
-class MapJobs:
-    def __init__(self, store: SQLiteStore) -> None:
-        self.s = store
-        self.db = store._db
-
+class MapJobs(Repo):
     def _q(self, sql: str, params: Sequence[Any] = ()) -> builtins.list[sqlite3.Row]:
         return self.s._q(sql, params)
 
     def create(self, job: NewMapJob) -> MapJob:
-        for value, what in ((job.id, "job id"), (job.project, "project")):
-            rows.check_text(value, what)
+        inputs.map_job(job)
         spec = json.dumps(job.spec, ensure_ascii=False, sort_keys=True)
-        rows.check_text(spec, "job spec")
         with self.s._atomic():
             try:
                 self.db.execute(
@@ -107,11 +75,11 @@ class MapJobs:
 
     def get(self, job_id: str) -> MapJob | None:
         found = self.s._q1(f"SELECT {_JOB_COLUMNS} FROM map_jobs WHERE id = ?", (job_id,))
-        return _job(found) if found is not None else None
+        return _to_job(found) if found is not None else None
 
     def list(self, *, limit: int = 50) -> builtins.list[MapJob]:
         return [
-            _job(r)
+            _to_job(r)
             for r in self._q(
                 f"SELECT {_JOB_COLUMNS} FROM map_jobs ORDER BY created_at DESC, id DESC LIMIT ?",
                 (limit,),
@@ -126,9 +94,7 @@ class MapJobs:
         if not items:
             return 0
         now = utc_now_iso()
-        for item in items:
-            rows.check_text(item.input, "map item input")
-            rows.check_text(item.problem, "map item problem")
+        inputs.map_items(items)
         with self.s._atomic():
             self._require(job_id)
             before = self.db.total_changes
@@ -217,8 +183,7 @@ class MapJobs:
         return cursor.rowcount
 
     def complete(self, claim: MapClaim, outcome: MapOutcome) -> bool:
-        rows.check_text(outcome.result, "map result")
-        rows.check_text(outcome.error, "map error")
+        inputs.map_outcome(outcome)
         with self.s._atomic():
             cursor = self.db.execute(
                 "UPDATE map_items SET status = ?, attempts = ?, result = ?, error = ?, "
@@ -309,7 +274,7 @@ class MapJobs:
 
     def items(self, job_id: str, *, after: int = -1, limit: int = 500) -> builtins.list[MapItem]:
         return [
-            _item(r)
+            rows.map_item(r)
             for r in self._q(
                 f"SELECT {_ITEM_COLUMNS} FROM map_items WHERE job_id = ? AND idx > ? "
                 "ORDER BY idx LIMIT ?",
