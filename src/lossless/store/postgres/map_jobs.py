@@ -35,9 +35,6 @@ def _to_job(row: dict[str, Any]) -> MapJob:
     return rows.map_job(row, already_decoded)  # psycopg decodes json columns
 
 
-if TYPE_CHECKING:
-    pass
-
 _JOB_COLUMNS = (
     "id, kind, status, project, spec, conversation_id, loaded_items, created_at, updated_at"
 )

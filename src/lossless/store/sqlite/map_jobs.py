@@ -34,9 +34,6 @@ def _to_job(row: sqlite3.Row) -> MapJob:
     return rows.map_job(row, json.loads)
 
 
-if TYPE_CHECKING:
-    pass
-
 _JOB_COLUMNS = (
     "id, kind, status, project, spec, conversation_id, loaded_items, created_at, updated_at"
 )
