@@ -157,7 +157,9 @@ def test_memories_files_jobs_and_health(ui_server: UiServer) -> None:
     files = get(ui_server, "api/files")
     assert files["conversations"] == 9 and files["next_cursor"] is None
     jobs = get(ui_server, "api/jobs")
-    assert jobs["map"]["available"] is False and jobs["map"]["reason"]
+    assert jobs["map"]["available"] is True
+    [job] = jobs["map"]["jobs"]
+    assert job["status"] == "done" and job["items"]["ok"] == 3 and job["prompt"] == "Label the item"
     health = get(ui_server, "api/health?doctor=1")
     assert health["stats"]["messages"] > 1000
     assert {c["name"] for c in health["doctor"]} >= {"open", "integrity"}
