@@ -364,7 +364,7 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _detach(engine: Engine, job_id: str) -> int:
-    from lossless.worker import spawn_detached
+    from lossless.process import spawn_detached
 
     config = engine.config
     argv = [

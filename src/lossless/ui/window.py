@@ -103,7 +103,17 @@ def segments(engine: Engine, assembled: AssembledContext) -> list[dict[str, Any]
             "count": b.fresh_tail_messages,
         }
     )
-    note = b.total - b.system - b.summaries - b.messages
+    if b.prompt_tokens:
+        # The newest user prompt, repeated at the end when its turn was compacted.
+        out.append(
+            {
+                "kind": "prompt",
+                "label": "newest prompt, repeated",
+                "tokens": b.prompt_tokens,
+                "count": 1,
+            }
+        )
+    note = b.total - b.system - b.summaries - b.messages - b.prompt_tokens
     if note > 0:
         out.append({"kind": "note", "label": "continuation note", "tokens": note, "count": 1})
     out.append(
@@ -139,6 +149,7 @@ def context_window(
         "budget": budget,
         "default_budget": int(engine.config.get("context_budget_tokens")),
         "system": assembled.system,
+        # Every field lcm context --json reports, as the engine computed it.
         "breakdown": b.as_dict(),
         "segments": bar,
         "included": len(assembled.included),
