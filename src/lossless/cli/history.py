@@ -445,8 +445,13 @@ def grep(
 @json_option
 @click.pass_context
 def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
-    """Show a message (123), summary (sum_...) or large file (file_...) in full."""
+    """Show a message (123), summary (sum_...), large file (file_...) or map job (job_...)."""
     engine = state_of(ctx).engine()
+    if ref.strip().startswith("job_"):
+        from lossless.cli.map import describe_job
+
+        describe_job(engine, ref.strip(), as_json)
+        return
     found = engine.describe(ref)
     if as_json:
         emit_json(found)
