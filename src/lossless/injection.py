@@ -299,6 +299,46 @@ _PHRASES: tuple[tuple[str, str], ...] = (
         "address",
         rf"(?:^|[\s>(\[-])(?:{_AI})\s+(?:instructions?|directives?|notes?|messages?|commands?|orders?)\s*[:—-]",
     ),
+    # Addressing whoever reads the text as an AI, then telling it what to do.
+    (
+        "address",
+        rf"\b(?:any|every|all|each|the|dear|attention|for the|to the|hey)\s+(?:[\w-]+\s+)?{_AI}\b"
+        r"(?:\s+(?:that|who|which)\s+(?:reads?|is reading|sees?|processes|parses)\s+this)?"
+        r"\s*[:,—-]\s*(?:please\s+)?(?:you\s+(?:must|should|need|have)\b|tell|say|ignore|disregard|forget|"
+        r"run|execute|send|upload|open|visit|delete|remove|replace|stop|reply|respond|answer|report|"
+        r"your\s+(?:goal|task|instructions?|objective))\b",
+    ),
+    (
+        "address",
+        rf"\((?:for|to)\s+(?:the|any|all)\s+(?:[\w-]+\s+)?{_AI}\)",
+    ),
+    (
+        "command",
+        rf"\b(?:the\s+)?{_AI}\s+(?:must|should|has to|needs to|is required to)\s+(?:not\s+)?"
+        r"(?:(?<=not )(?:tell|inform)|ignore|disregard|run|execute|delete|send|upload|replace)\b[^.!?\n]{0,80}"
+        r"(?:user|instructions?|guidance|rules|rm -rf|curl|token|key|password)",
+    ),
+    (
+        "goal",
+        r"\byour (?:goal|task|objective|mission|instructions?|purpose) (?:has|have) (?:changed|been (?:updated|replaced|changed))",
+    ),
+    (
+        "goal",
+        r"\b(?:the|your) new (?:objective|goal|task|mission|purpose) is\b",
+    ),
+    (
+        "override",
+        r"\b(?:disregard|ignore|forget)\s+(?:whatever|anything|everything|all)\s+(?:you\s+)?(?:were|have been|was)\s+"
+        r"(?:told|given|asked|instructed)",
+    ),
+    (
+        "override",
+        r"\b(?:disregard|ignore|forget|abandon)\s+(?:the\s+)?(?:task|job|assignment|request)\s+you\s+(?:were|have been)\s+given",
+    ),
+    (
+        "override",
+        r"\b(?:ignore|disregard)\s+the\s+(?:user|human|operator)(?:\s+(?:and|completely|entirely)\b|\s*[,.;:]|\s*$)",
+    ),
     # Forged authority.
     (
         "authority",
@@ -649,16 +689,20 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     if not text or not text.strip():
         return []
     findings: list[Finding] = []
+    # Kinds matched in a readable view, reported speech included: the
+    # compacted view only adds what spacing tricks hid from those.
+    readable: set[str] = set()
     for view, body in _views(text):
         if view == "compact":
             for kind, pattern in _COMPACT_RES:
                 compact = pattern.search(body)
-                if compact:
+                if compact and kind not in readable:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
         phrases = _PHRASE_RES + _COMMAND_RES if view != "rot13" else _PHRASE_RES
         for kind, pattern in phrases:
             for match in pattern.finditer(body):
+                readable.add(kind)
                 if (
                     reported_speech
                     and kind in ("override", "goal", "address")
