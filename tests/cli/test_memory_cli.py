@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,19 @@ def test_checkpoint_and_resume(
         assert store.conversations.get(1) is not None
     finally:
         store.close()
+
+
+def test_remember_redacts_secrets_before_storing() -> None:
+    """A token handed to `lcm remember` never reaches the memory table."""
+    token = "ghp_" + "Qw3rTy7uIoP1aSdF5gHjK9lZxC2vBn4mM6nB"
+    code, _out, _ = run(
+        "remember", f"deploy uses {token} for the mirror", "--tag", token, "--project", "/app"
+    )
+    assert code == 0
+    listed = json.loads(run("memories", "--project", "/app", "--json")[1])["memories"]
+    assert "[REDACTED:github_token]" in listed[0]["text"]
+    assert token not in json.dumps(listed)
+    home = Path(os.environ["LCM_HOME"])
+    for path in home.rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes(), path

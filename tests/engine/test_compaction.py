@@ -412,7 +412,7 @@ def test_a_crash_mid_sweep_keeps_every_finished_pass_and_nothing_else(tmp_path: 
 def test_a_failed_write_rolls_back_the_summary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lossless.store.sqlite import store as sqlite_store
+    from lossless.store.sqlite import dag as sqlite_dag
 
     config, store, cid = setup(tmp_path, turns=6)
     before = state(store, cid)
@@ -420,7 +420,7 @@ def test_a_failed_write_rolls_back_the_summary(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(sqlite_store._Context, "replace_range", broken)
+    monkeypatch.setattr(sqlite_dag.Context, "replace_range", broken)
     with pytest.raises(OSError, match="disk full"):
         Compactor(store, config, CountingSummarizer()).leaf_pass(cid)
     assert state(store, cid) == before and store.summaries.list(cid) == []

@@ -243,3 +243,61 @@ def test_engine_expand_query_is_public_and_typed(tmp_path: Path) -> None:
     assert '<evidence id="2"' in request.user
     assert failed.mode == "evidence" and failed.model_error
     assert "down" in failed.model_error
+
+
+def test_evidence_leads_with_the_matching_message_inside_a_compacted_stretch(
+    tmp_path: Path,
+) -> None:
+    """The match is the 104th of 140 messages, deep in a long one, all compacted."""
+    settings = {"leaf_chunk_tokens": 2_000, "fresh_tail_count": 8, "leaf_min_fanout": 3}
+    filler = " ".join(f"step {i} of the port and service migration went fine." for i in range(60))
+    messages: list[dict[str, Any]] = []
+    for index in range(140):
+        content = f"{filler} (message {index})"
+        if index == 104:
+            content = f"{filler}\nThe quorvex service listens on port 48213 in staging.\n{filler}"
+        messages.append({"role": "user" if index % 2 == 0 else "assistant", "content": content})
+    with Engine.open(config=load_config(tmp_path / "home", env={}, overrides=settings)) as engine:
+        chat = engine.conversation("long", project=PROJECT)
+        ids = chat.ingest(messages)
+        chat.compact(mode="sweep")
+        covering = engine.store.summaries.covering([ids[104]])
+        assert ids[104] in covering, "the planted message should be compacted"
+        found = engine.expand_query(
+            "Which port does the quorvex service listen on?",
+            project=PROJECT,
+            model=None,
+            max_tokens=1_000,
+        )
+    first = found.evidence[0]
+    assert first.id == str(ids[104]) and first.relation == "match"
+    assert "48213" in first.text and len(first.text) < len(messages[104]["content"])
+    relations = [e.relation for e in found.evidence]
+    assert relations == sorted(relations, key=["match", "context", "summary"].index)
+    assert "context" in relations and "summary" in relations, [
+        (e.relation, e.tokens) for e in found.evidence
+    ]
+    assert covering[ids[104]] in [e.id for e in found.evidence if e.relation == "summary"]
+    assert found.evidence_tokens <= 1_000 and found.truncated
+
+
+def test_excerpt_centres_on_the_question_words() -> None:
+    from lossless.engine.expand_query import excerpt
+
+    text = "a" * 5_000 + " the quorvex port is 48213 " + "b" * 5_000
+    cut = excerpt(text, ["quorvex", "port"], 200)
+    assert "quorvex port is 48213" in cut and cut.startswith("…") and cut.endswith("…")
+    assert len(cut) <= 202
+    assert excerpt("short", ["x"], 200) == "short"
+    assert excerpt("x" * 500, ["absent"], 100) == "x" * 100 + "…"
+
+
+def test_dense_text_stays_within_the_budget(tmp_path: Path) -> None:
+    with Engine.open(config=load_config(tmp_path / "home", env={})) as engine:
+        chat = engine.conversation("cjk", project=PROJECT)
+        chat.ingest(
+            [{"role": "user", "content": "数据库迁移失败了 quorvex " * 400} for _ in range(12)]
+        )
+        found = engine.expand_query("quorvex 数据库迁移失败了", project=PROJECT, model=None)
+    assert found.evidence and found.truncated
+    assert found.evidence_tokens <= 4_000

@@ -15,6 +15,10 @@ import random
 import string
 import uuid
 from dataclasses import dataclass
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+from lossless.redact.vendor_formats import VENDOR_FORMATS
 
 ALNUM = string.ascii_letters + string.digits
 B64URL = ALNUM + "_-"
@@ -143,6 +147,56 @@ class Gen:
 
     def uuid(self) -> str:
         return str(uuid.UUID(int=self.r.getrandbits(128)))
+
+
+def sample_of(regex: str, r: random.Random) -> str:
+    """A random string that the (simple) ``regex`` matches in full.
+
+    Enough of the regex syntax for the vendor token bodies: literals, classes,
+    ``\\d``, bounded repeats and alternations (repeats take a length near the
+    low end, as real tokens are usually the shortest form).
+    """
+    return _emit(sre_parse.parse(regex), r)
+
+
+def _emit(tree: Any, r: random.Random) -> str:
+    out: list[str] = []
+    for op, arg in tree:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name == "IN":
+            choices: list[str] = []
+            for item_op, item in arg:
+                item_name = str(item_op)
+                if item_name == "LITERAL":
+                    choices.append(chr(item))
+                elif item_name == "RANGE":
+                    choices.extend(chr(c) for c in range(item[0], item[1] + 1))
+                elif item_name == "CATEGORY":
+                    choices.extend(string.digits)
+            out.append(r.choice(choices))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT"):
+            low, high, sub = arg
+            n = low if high == low else r.randint(low, min(high, low + 8))
+            out.extend(_emit(sub, r) for _ in range(n))
+        elif name == "SUBPATTERN":
+            out.append(_emit(arg[-1], r))
+        elif name == "BRANCH":
+            out.append(_emit(r.choice(arg[1]), r))
+        elif name == "CATEGORY":
+            out.append(r.choice(string.digits))
+        else:
+            raise ValueError(f"sample_of cannot generate {name}")
+    return "".join(out)
+
+
+def vendor_token(f: Any, r: random.Random) -> str:
+    """A token of vendor format ``f`` (random body, checked to be diverse)."""
+    while True:
+        token = f.prefix + sample_of(f.body, r)
+        if len(set(token[len(f.prefix) :])) >= 10:
+            return token
 
 
 def case(label: str, template: str, category: str, secret: str) -> Case:
@@ -397,6 +451,14 @@ def positives(seed: int = 20260101) -> list[Case]:
             "url_password: in JSONL", "postgres://u1:{s}@db/x", "url_password", g.url_password()
         )
     )
+    # Every vendor format, in prose, as a JSON value and in a JSONL record.
+    for f in VENDOR_FORMATS:
+        for template in ("using {s} for the deploy", '{"credential": "{s}"}', "- {s}\n"):
+            label = f"{f.category} ({f.prefix}): {template}"
+            out.append(case(label, template, f.category, vendor_token(f, g.r)))
+        out.append(
+            in_jsonl(f"{f.category} ({f.prefix}): JSONL", "T={s}", f.category, vendor_token(f, g.r))
+        )
     # Two secrets in one text.
     key_id, secret = g.aws_access_key(), g.aws_secret_key()
     text = f"aws_access_key_id={key_id}\naws_secret_access_key={secret}\n"

@@ -183,6 +183,35 @@ class StoreConformance:
         ]
         assert store.messages.parts([]) == {}
 
+    def test_nul_in_any_text_argument_is_an_input_error(self, store: Store) -> None:
+        # The same fields are checked on every backend (lossless.store.inputs),
+        # lookups included: a backend must not answer "not found" on one
+        # backend and fail with a driver error on another.
+        cid = self.conv(store)
+        bad = "x\x00y"
+        calls: list[Callable[[], object]] = [
+            lambda: store.conversations.get_or_create(project="p", session_id="s", client=bad),
+            lambda: store.conversations.find_by_session(bad),
+            lambda: store.conversations.list(project=bad),
+            lambda: store.messages.has_native_keys(cid, [bad]),
+            lambda: store.messages.append(cid, [msg("ok", "k1", at=bad)]),
+            lambda: store.summaries.get(bad),
+            lambda: store.summaries.source_message_ids(bad),
+            lambda: store.summaries.condensed_into(bad),
+            lambda: store.files.get(bad),
+            lambda: store.files.paths_in_use([bad]),
+            lambda: store.quarantine.list(source_path=bad),
+            lambda: store.cursors.get(bad),
+            lambda: store.leases.acquire(cid, bad, 30),
+            lambda: store.memory.get(bad),
+            lambda: store.memory.list(project=bad),
+            lambda: store.search.grep(GrepQuery("word", project=bad)),
+        ]
+        for call in calls:
+            with pytest.raises(InputError, match="U\\+0000"):
+                call()
+        assert store.messages.count(cid) == 0
+
     def test_nul_is_refused_and_nothing_is_written(self, store: Store) -> None:
         cid = self.conv(store)
         with pytest.raises(InputError, match="U\\+0000"):

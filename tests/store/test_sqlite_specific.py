@@ -126,7 +126,7 @@ def test_full_text_ranking_from_the_best_rows_equals_ranking_them_all(
 ) -> None:
     from lossless.models import NewMessage
     from lossless.store.contract import GrepQuery
-    from lossless.store.sqlite import store as sqlite_store
+    from lossless.store.sqlite import search as sqlite_search
 
     store = SQLiteStore(tmp_path / "lcm.db")
     try:
@@ -159,7 +159,7 @@ def test_full_text_ranking_from_the_best_rows_equals_ranking_them_all(
             )
         query = GrepQuery("cache", mode="full_text", scope="messages", project=project, limit=limit)
         fast = [(h.id, h.rank) for h in store.search.grep(query)]
-        monkeypatch.setattr(sqlite_store._Search, "_ranked_from_best", lambda *args, **kwargs: None)
+        monkeypatch.setattr(sqlite_search.Search, "_ranked_from_best", lambda *args, **kwargs: None)
         everything = [(h.id, h.rank) for h in store.search.grep(query)]
         assert fast == everything and len(fast) == limit
     finally:
@@ -187,7 +187,7 @@ def test_rare_and_common_literals_find_the_same_rows(
 ) -> None:
     from lossless.models import NewMessage
     from lossless.store.contract import GrepQuery
-    from lossless.store.sqlite import store as sqlite_store
+    from lossless.store.sqlite import search as sqlite_search
 
     store = SQLiteStore(tmp_path / "lcm.db")
     try:
@@ -209,7 +209,7 @@ def test_rare_and_common_literals_find_the_same_rows(
         query = GrepQuery(r"needle_[0-3]", mode="regex", scope="messages", limit=15)
         answers = []
         for rare_rows in (10_000, 2):  # fetched by id / walked in time order
-            monkeypatch.setattr(sqlite_store, "_RARE_LITERAL_ROWS", rare_rows)
+            monkeypatch.setattr(sqlite_search, "_RARE_LITERAL_ROWS", rare_rows)
             answers.append([(h.id, h.created_at) for h in store.search.grep(query)])
         assert answers[0] == answers[1] and len(answers[0]) == 15
         assert answers[0] == sorted(answers[0], key=lambda a: (a[1], int(a[0])), reverse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lossless.errors import InputError
-from lossless.store.sqlite.store import full_text_passes
+from lossless.store.sqlite.search import full_text_passes
 from lossless.store.stopwords import STOP_WORDS, content_words
 
 

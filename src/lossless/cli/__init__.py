@@ -23,6 +23,7 @@ def _load() -> click.Group:
     from lossless.cli import portable as _portable  # noqa: F401
     from lossless.cli import postgres as _postgres  # noqa: F401
     from lossless.cli import sensitive as _sensitive  # noqa: F401
+    from lossless.cli import ui as _ui  # noqa: F401
     from lossless.cli.app import cli
 
     return cli

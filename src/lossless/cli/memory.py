@@ -49,7 +49,10 @@ def remember_cmd(
       lcm remember "Never run migrations on Friday" --project /srv/app
     """
     engine = state_of(ctx).engine()
-    write = remember_memory(engine.store, text, project=_project(project), tags=tags)
+    where = _project(project)
+    write = remember_memory(
+        engine.store, text, project=where, tags=tags, redactor=engine.redactors.for_project(where)
+    )
     if as_json:
         emit_json({"created": write.created, "memory": write.memory})
         return

@@ -2,7 +2,8 @@
 
 The engine logic behind ``Engine.expand_query`` (and the MCP tool
 ``lcm_expand_query``, which only shapes the result). Evidence is found by a
-full-text search for the question's words and expanded under a token budget;
+full-text search for the question's words: the matching messages first, then
+their neighbours, then the summaries around them, under a token budget;
 with a language model configured (the same provider as the summaries, see
 ``summarize/configured.py``) one bounded call answers from that evidence
 only, otherwise the evidence itself is the result, for the caller to read.
@@ -26,7 +27,7 @@ from lossless.tokens import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
     from lossless.engine.engine import Engine
-    from lossless.models import SearchHit
+    from lossless.models import Message, SearchHit
     from lossless.summarize.completion import LanguageModel
 
 DEFAULT_QUERY_TOKENS = 4_000
@@ -39,6 +40,9 @@ ANSWER_MAX_OUTPUT_TOKENS = 1_024
 MIN_ANSWER_SECONDS = 1.0
 
 EvidenceKind = Literal["message", "summary"]
+# match: a message holding the question's words; context: a message next to
+# one; summary: a summary covering a match, or one that matched itself.
+EvidenceRelation = Literal["match", "context", "summary"]
 QueryMode = Literal["answer", "evidence"]
 
 ANSWER_SYSTEM_PROMPT = (
@@ -52,7 +56,7 @@ ANSWER_SYSTEM_PROMPT = (
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """One piece of evidence: a message verbatim, or a summary with its sources."""
+    """One piece of evidence: a message verbatim (or a window of it), or a summary."""
 
     id: str
     kind: EvidenceKind
@@ -60,6 +64,7 @@ class Evidence:
     tokens: int
     session_id: str | None
     when: str | None
+    relation: EvidenceRelation = "match"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +125,16 @@ def expand_query(
         raise InputError("candidates must be 1 or more")
     time_budget_s = min(max(MIN_ANSWER_SECONDS, time_budget_s), MAX_QUERY_SECONDS)
     deadline = clock() + time_budget_s
-    hits = engine.grep(
+    evidence, truncated = gather_evidence(
+        engine,
         question,
-        mode="full_text",
-        scope="both",
         session_id=session_id,
         project=project,
-        limit=candidates * 4,
+        candidates=candidates,
+        max_tokens=max_tokens,
+        deadline=deadline,
+        clock=clock,
     )
-    evidence, truncated = gather_evidence(engine, hits, candidates, max_tokens, deadline, clock)
     base = QueryAnswer(
         question=question,
         project=project,
@@ -170,75 +176,249 @@ def expand_query(
 
 def gather_evidence(
     engine: Engine,
-    hits: list[SearchHit],
+    question: str,
+    *,
+    session_id: str | None,
+    project: str | None,
     candidates: int,
     max_tokens: int,
     deadline: float,
     clock: Callable[[], float],
 ) -> tuple[list[Evidence], bool]:
-    """Expand the best candidates into evidence under ``max_tokens``.
+    """The evidence for ``question`` under ``max_tokens``, most direct first.
 
-    A message hit that a summary covers stands for that summary: expanding
-    the summary gives the message with its surroundings. Each candidate gets
-    an equal share of the budget, so one huge summary cannot crowd out the
-    rest; unused share passes on to the next.
+    1. The messages that matched, verbatim, each cut to a window around the
+       question's words (a long tool output keeps the part that matched).
+    2. Their surroundings: the message before and after each of the best
+       matches, shorter, so a question and its answer travel together.
+    3. The summaries covering the matches and the summaries that matched:
+       what else happened around them, in compacted form.
+
+    Each phase may use a share of the budget (``_PHASE_SHARES``, cumulative)
+    and passes what it leaves to the next; within a phase every item gets an
+    equal part of what is left, so one huge message cannot crowd out the rest.
+    ``truncated`` is set when a candidate or part of one did not fit.
     """
-    order: list[tuple[EvidenceKind, str]] = []
-    for hit in hits:
-        key: tuple[EvidenceKind, str]
-        if hit.kind == "summary":
-            key = ("summary", hit.id)
-        elif hit.covering_summary_id:
-            key = ("summary", hit.covering_summary_id)
-        else:
-            key = ("message", hit.id)
-        if key not in order:
-            order.append(key)
-    chosen = order[:candidates]
-    truncated = len(order) > len(chosen)
+    terms = _terms(question)
+    hits = matching_messages(
+        engine, question, terms, session_id=session_id, project=project, limit=candidates
+    )
+    summary_hits = engine.grep(
+        question,
+        mode="full_text",
+        scope="summaries",
+        session_id=session_id,
+        project=project,
+        limit=candidates,
+    )
+    store = engine.store
+    matched = store.messages.get_many([int(h.id) for h in hits])
+    by_id = {m.id: m for m in matched}
+    matched = [by_id[int(h.id)] for h in hits if int(h.id) in by_id]
+    sessions: dict[int, str | None] = {}
+
+    def session_of(conversation_id: int) -> str | None:
+        if conversation_id not in sessions:
+            conv = store.conversations.get(conversation_id)
+            sessions[conversation_id] = conv.session_id if conv else None
+        return sessions[conversation_id]
+
+    plan: list[list[_Candidate]] = [[], [], []]
+    for message in matched:
+        plan[0].append(_Candidate("message", str(message.id), "match", message=message))
+    seen = {m.id for m in matched}
+    for message in matched[:_CONTEXT_OF]:
+        around = store.messages.list(
+            message.conversation_id, after_seq=max(-1, message.seq - 2), limit=3
+        )
+        for neighbour in around:
+            if neighbour.id not in seen:
+                seen.add(neighbour.id)
+                plan[1].append(
+                    _Candidate("message", str(neighbour.id), "context", message=neighbour)
+                )
+    summary_ids = list(
+        dict.fromkeys(
+            [h.covering_summary_id for h in hits if h.covering_summary_id]
+            + [h.id for h in summary_hits]
+        )
+    )
+    truncated = len(summary_ids) > candidates
+    for summary_id in summary_ids[:candidates]:
+        plan[2].append(_Candidate("summary", summary_id, "summary"))
+
     pieces: list[Evidence] = []
     used = 0
-    store = engine.store
-    for index, (kind, ref) in enumerate(chosen):
-        if clock() >= deadline:
-            return pieces, True
-        share = (max_tokens - used) // (len(chosen) - index)
-        if share < 40:
-            return pieces, True
-        if kind == "summary":
-            summary = store.summaries.get(ref)
-            if summary is None:
+    for number, (phase, share_of_budget) in enumerate(zip(plan, _PHASE_SHARES, strict=True)):
+        # The last phase with anything in it may use the whole budget.
+        last = not any(plan[number + 1 :])
+        phase_budget = max_tokens if last else int(max_tokens * share_of_budget)
+        for index, candidate in enumerate(phase):
+            if clock() >= deadline:
+                return pieces, True
+            share = (phase_budget - used) // (len(phase) - index)
+            if share < _MIN_ITEM_TOKENS:
+                # Too many left for equal parts: fewer items, each still readable.
+                share = min(phase_budget - used, _MIN_ITEM_TOKENS * 4)
+                if share < _MIN_ITEM_TOKENS:
+                    truncated = True
+                    break
+            if candidate.relation == "context":
+                share = min(share, _CONTEXT_TOKENS)
+            piece, clipped = _render(engine, candidate, terms, share, session_of)
+            if piece is None:
                 continue
-            conv = store.conversations.get(summary.conversation_id)
-            text = summary.content
-            try:
-                expansion = engine.expand(ref, depth=1, token_cap=share)
-            except LosslessError:
-                expansion = None
-            if expansion is not None and expansion.nodes:
-                text += "\n\n" + "\n\n".join(
-                    f"[{n.kind} {n.id}{' ' + n.role if n.role else ''} {n.created_at or ''}] "
-                    + n.content
-                    for n in expansion.nodes
-                )
-            session = conv.session_id if conv else None
-            when: str | None = f"{summary.earliest_at} .. {summary.latest_at}"
-        else:
-            message = store.messages.get(int(ref))
-            if message is None:
-                continue
-            conv = store.conversations.get(message.conversation_id)
-            text = f"[{message.role}] {message.content}"
-            session = conv.session_id if conv else None
-            when = message.created_at
-        tokens = engine.estimate(text)
-        if tokens > share:
-            text = text[: share * CHARS_PER_TOKEN - 20] + " …[clipped]"
-            tokens = engine.estimate(text)
-            truncated = True
-        used += tokens
-        pieces.append(Evidence(ref, kind, text, tokens, session, when))
+            truncated = truncated or clipped
+            used += piece.tokens
+            pieces.append(piece)
     return pieces, truncated
+
+
+def matching_messages(
+    engine: Engine,
+    question: str,
+    terms: list[str],
+    *,
+    session_id: str | None,
+    project: str | None,
+    limit: int,
+) -> list[SearchHit]:
+    """The ``limit`` messages that best match ``question``, best first.
+
+    The store's ranked search (bm25 over any of the words) favours short
+    messages holding the common words of a question over a long message
+    holding its one distinctive word, the name that makes it *the* answer.
+    So a wider pool is taken, each word found in no message of the pool is
+    searched on its own (a word the ranking buried is a rare one, so that
+    search is cheap), and the pool is re-ranked by how many of the
+    question's words each message holds, the store's order breaking ties.
+    """
+    pool = engine.grep(
+        question,
+        mode="full_text",
+        scope="messages",
+        session_id=session_id,
+        project=project,
+        limit=limit * _POOL_FACTOR,
+    )
+    hits = list(pool)
+    messages = {m.id: m for m in engine.store.messages.get_many([int(h.id) for h in hits])}
+    texts = [
+        (messages[int(h.id)].content if int(h.id) in messages else h.snippet).casefold()
+        for h in hits
+    ]
+    seen = {h.id for h in hits}
+    for term in terms:
+        if len(terms) < 2 or any(term in t for t in texts):
+            continue
+        for hit in engine.grep(
+            term,
+            mode="full_text",
+            scope="messages",
+            session_id=session_id,
+            project=project,
+            limit=limit,
+        ):
+            if hit.id not in seen:
+                seen.add(hit.id)
+                message = engine.store.messages.get(int(hit.id))
+                hits.append(hit)
+                texts.append(message.content.casefold() if message else hit.snippet.casefold())
+    order = sorted(
+        range(len(hits)),
+        key=lambda i: (-sum(1 for t in set(terms) if t in texts[i]), i),
+    )
+    return [hits[i] for i in order[:limit]]
+
+
+_POOL_FACTOR = 4  # pool of candidates re-ranked per message kept
+
+# Cumulative shares of the budget: matches may use 60%, matches and their
+# surroundings 75%, everything 100%. What a phase leaves passes on.
+_PHASE_SHARES = (0.6, 0.75, 1.0)
+_CONTEXT_OF = 4  # best matches whose neighbours are shown
+_CONTEXT_TOKENS = 150  # most tokens of one neighbouring message
+_MIN_ITEM_TOKENS = 40
+
+
+@dataclass(slots=True)
+class _Candidate:
+    kind: EvidenceKind
+    id: str
+    relation: EvidenceRelation
+    message: Message | None = None
+
+
+def _render(
+    engine: Engine,
+    candidate: _Candidate,
+    terms: list[str],
+    share: int,
+    session_of: Callable[[int], str | None],
+) -> tuple[Evidence | None, bool]:
+    """One candidate as evidence of at most ``share`` tokens (and whether it was cut)."""
+    if candidate.message is not None:
+        message = candidate.message
+        text = f"[{message.role}] {message.content}"
+        session, when = session_of(message.conversation_id), message.created_at
+    else:
+        summary = engine.store.summaries.get(candidate.id)
+        if summary is None:
+            return None, False
+        text = summary.content
+        session = session_of(summary.conversation_id)
+        when = f"{summary.earliest_at} .. {summary.latest_at}"
+    tokens = engine.estimate(text)
+    clipped = tokens > share
+    if clipped:
+        whole, chars = text, share * CHARS_PER_TOKEN - 40
+        text = excerpt(whole, terms, chars)
+        tokens = engine.estimate(text)
+        while tokens > share and chars > CHARS_PER_TOKEN:
+            # Dense text (CJK, symbols) has more tokens per character: cut further.
+            chars = chars * share // tokens - CHARS_PER_TOKEN
+            text = excerpt(whole, terms, max(1, chars))
+            tokens = engine.estimate(text)
+    piece = Evidence(candidate.id, candidate.kind, text, tokens, session, when, candidate.relation)
+    return piece, clipped
+
+
+def _terms(question: str) -> list[str]:
+    from lossless.store.stopwords import content_words
+
+    return [w.casefold() for w in content_words(_WORD_RE.findall(question))]
+
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def excerpt(text: str, terms: list[str], chars: int) -> str:
+    """At most ``chars`` characters of ``text``, centred where most ``terms`` occur.
+
+    The window starts at each occurrence of a term in turn and the one holding
+    the most distinct terms wins (the first such, so a tie keeps the earliest
+    part). Cut ends are marked with an ellipsis.
+    """
+    if len(text) <= chars:
+        return text
+    chars = max(1, chars)
+    lowered = text.casefold()
+    starts = sorted({m.start() for t in set(terms) for m in re.finditer(re.escape(t), lowered)})[
+        :_MAX_WINDOWS
+    ]
+    best_start, best_score = 0, -1
+    for position in starts:
+        start = max(0, min(position - chars // 4, len(text) - chars))
+        window = lowered[start : start + chars]
+        score = sum(1 for t in set(terms) if t in window)
+        if score > best_score:
+            best_start, best_score = start, score
+    head = "…" if best_start else ""
+    tail = "…" if best_start + chars < len(text) else ""
+    return head + text[best_start : best_start + chars] + tail
+
+
+_MAX_WINDOWS = 200  # a term repeated thousands of times needs no more tries
 
 
 def answer_prompt(question: str, evidence: list[Evidence]) -> str:

@@ -16,6 +16,7 @@ from typing import Literal
 
 from lossless.errors import InputError
 from lossless.models import Summary
+from lossless.redact import Redactor
 from lossless.store.contract import MemoryWrite, NewMemory, Repositories
 
 MAX_MEMORY_CHARS = 2000
@@ -33,10 +34,14 @@ def remember(
     confidence: float = 1.0,
     source_summary_id: str | None = None,
     source_conversation_id: int | None = None,
+    redactor: Redactor | None = None,
 ) -> MemoryWrite:
     """Keep ``text`` as a memory of ``project``; a near-duplicate returns the existing one.
 
-    This is what ``lcm remember`` and the MCP ``lcm_store`` tool call.
+    This is what ``lcm remember`` and the MCP ``lcm_store`` tool call. The text
+    and tags are redacted first, like everything else that is stored: with
+    ``redactor`` (the project's, user patterns included) or the built-in
+    detectors.
     """
     cleaned = text.strip()
     if not cleaned:
@@ -48,11 +53,14 @@ def remember(
         )
     if not project.strip():
         raise InputError("a memory needs a project")
+    redactor = redactor if redactor is not None else Redactor()
+    cleaned = redactor.redact_text(cleaned).text
+    tags = tuple(redactor.redact_text(tag).text for tag in tags)
     return repos.memory.create(
         NewMemory(
             project=project,
             text=cleaned,
-            tags=tuple(tags),
+            tags=tags,
             confidence=confidence,
             source_summary_id=source_summary_id,
             source_conversation_id=source_conversation_id,

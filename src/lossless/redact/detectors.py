@@ -61,6 +61,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
+from lossless.redact.vendor_formats import VENDOR_CATEGORIES, VENDOR_FORMATS, find_vendor_tokens
+
 PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 
 
@@ -100,6 +102,7 @@ CATEGORIES: Final[tuple[str, ...]] = (
     SLACK_WEBHOOK,
     STRIPE_KEY,
     JWT,
+    *VENDOR_CATEGORIES,
     URL_PASSWORD,
     PASSWORD_ASSIGNMENT,
     HIGH_ENTROPY_SECRET,
@@ -140,6 +143,8 @@ LITERAL_ANCHORS: Final[tuple[str, ...]] = (
     "eyJ",
     "-----BEGIN",
     "://",
+    # The vendor formats' prefixes (``vendor_formats``).
+    *sorted({f.prefix for f in VENDOR_FORMATS}),
 )
 #: ... or one of these keywords, in any ASCII case.
 #: Each keyword costs one scan of the text.
@@ -324,8 +329,8 @@ def _mixed(body: str) -> bool:
 # It finds the same matches: a previous match ends where no token character
 # follows, so the next one cannot start before its end.
 _A_RE: Final = re.compile(
-    r"A(?:(?<![A-Za-z0-9+/]A)(?P<aws>[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])"
-    r"|(?<![A-Za-z0-9_+/-]A)(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-]))"
+    r"A(?:(?<![A-Za-z0-9+]A)(?P<aws>[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9_+-]A)(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-]))"
 )
 _G_RE: Final = re.compile(
     r"g(?<![A-Za-z0-9_-]g)"
@@ -346,8 +351,8 @@ _SLACK_RE: Final = re.compile(
     r"xox(?<![A-Za-z0-9_-]xox)[abposre]-[A-Za-z0-9-]{10,255}(?![A-Za-z0-9_-])"
 )
 _JWT_RE: Final = re.compile(
-    r"J(?<=eyJ)(?<![A-Za-z0-9_.+/-]eyJ)[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
-    r"(?![A-Za-z0-9_.+/=-])"
+    r"J(?<=eyJ)(?<![A-Za-z0-9_.+-]eyJ)[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
+    r"(?![A-Za-z0-9_.+=-])"
 )
 _JWT_BACK: Final = 2  # the "ey" before the match
 
@@ -414,6 +419,9 @@ def _find_prefixed(text: str, found: list[Finding]) -> None:
             found.append(Finding(m.start(), m.end(), SLACK_TOKEN))
     for m in _matches(_JWT_RE, text):
         found.append(Finding(m.start() - _JWT_BACK, m.end(), JWT))
+    for v in find_vendor_tokens(text):
+        if not _low_diversity(v.body, 6) and not is_placeholder(v.body):
+            found.append(Finding(v.start, v.end, v.category))
 
 
 # ------------------------------------------------------------------- private keys
@@ -645,7 +653,12 @@ def classify_value(
         return None
     if value[0] in "{}[]" or _is_path_or_url(value):
         return None
-    if not quoted and _CODE_REF.fullmatch(value) and not (env_style and kind == _K_PASSWORD):
+    if (
+        not quoted
+        and _CODE_REF.fullmatch(value)
+        and not (env_style and kind == _K_PASSWORD)
+        and not (kind == _K_PASSWORD and _literal_word(value))
+    ):
         return None
     if kind == _K_PASSWORD:
         return PASSWORD_ASSIGNMENT
@@ -659,6 +672,36 @@ def classify_value(
     if shannon_entropy(value) < ENTROPY_THRESHOLD:
         return None
     return HIGH_ENTROPY_SECRET
+
+
+# Lower-case words that, after "password=", are far likelier a variable than a
+# password: the argument passed on, a field of a form or settings object.
+_CODE_WORDS: Final = _words(
+    """
+    request response params kwargs options config settings environ values value default
+    optional required string unicode hashed hashing encrypted plaintext cleartext prompt
+    input inputs bytes random generated getenv credential credentials cipher digest none
+    self args data form field user username login secrets getpass masked hidden
+    """
+)
+_STEMS: Final = ("pass", "pwd", "secret", "token", "key", "word", "cred", "auth")
+
+
+def _literal_word(value: str) -> bool:
+    """Whether an unquoted lower-case word assigned to a password name is a literal.
+
+    ``password=hunterabc`` in a shell line, a config file or prose is a
+    password made of letters only; ``password=password`` or ``password=pw``
+    is code. A word of six or more lower-case letters that is not a common
+    variable name and contains no word naming the secret itself counts.
+    """
+    return (
+        len(value) >= 6
+        and value.isalpha()
+        and value.islower()
+        and value not in _CODE_WORDS
+        and not any(stem in value for stem in _STEMS)
+    )
 
 
 def _name_start(text: str, i: int) -> int:

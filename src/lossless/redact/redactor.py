@@ -164,12 +164,12 @@ class Redactor:
 
     def _redact_json(self, text: str, findings: list[Finding]) -> Redaction:
         """``redact_json`` given the findings of ``text`` itself."""
-        if not findings:
-            return Redaction(text, {})
         if not text.lstrip().startswith(("{", "[", '"')):
-            return self._to_fixpoint(text, findings)
+            return self._to_fixpoint(text, findings) if findings else Redaction(text, {})
         counts: dict[str, int] = {}
         for _ in range(_MAX_ROUNDS):
+            if not findings:
+                break
             if len(_json_safe(text, findings)) != len(findings):
                 structural = self._redact_decoded(text)
                 return Redaction(structural.text, merge_counts(counts, structural.counts))
@@ -177,14 +177,16 @@ class Redactor:
             _add(counts, result.counts)
             text = result.text
             findings = self.find(text)
-            if not findings:
-                break
+        if _hides_text(text):
+            decoded = self._redact_decoded(text)
+            if decoded.counts:
+                return Redaction(decoded.text, merge_counts(counts, decoded.counts))
         return Redaction(text, counts)
 
     def _redact_decoded(self, text: str) -> Redaction:
         try:
             document = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             # Not JSON after all (a line cut short): nothing to corrupt.
             findings = self.find(text)
             return self._to_fixpoint(text, findings) if findings else Redaction(text, {})
@@ -207,31 +209,60 @@ class Redactor:
         return self._walk(value, None, counts, keys=False), counts
 
     def _walk(self, value: Any, key: str | None, counts: dict[str, int], *, keys: bool) -> Any:
-        if isinstance(value, str):
-            findings = self.find(value)
-            named = find_named_value(key, value) if key is not None else None
-            if named is not None and PLACEHOLDER_PREFIX not in value:
-                findings = _merge([*findings, named])
-            if not findings:
-                return value
+        """Redact every string in ``value``; unchanged containers come back as themselves.
+
+        Iterative, with an explicit stack: a document nested a thousand levels
+        deep (valid JSON, hostile or not) must not exhaust Python's recursion
+        limit half-way through a message.
+        """
+        if not isinstance(value, dict | list | tuple):
+            return self._walk_string(value, key, counts) if isinstance(value, str) else value
+        stack = [_Frame(value, key)]
+        while True:
+            frame = stack[-1]
+            item: Any = next(frame.items, _DONE)
+            if item is _DONE:
+                stack.pop()
+                done = frame.result()
+                if not stack:
+                    return done
+                stack[-1].accept(done)
+                continue
+            child: Any
+            if frame.is_dict:
+                k: Any = item[0]
+                child = item[1]
+                child_key = k if isinstance(k, str) else None
+                new_k = self._walk_string(k, None, counts) if keys and isinstance(k, str) else k
+                frame.pending = (k, new_k, child)
+            else:
+                child, child_key = item, frame.key
+                frame.pending = (None, None, child)
+            if isinstance(child, dict | list | tuple):
+                stack.append(_Frame(child, child_key))
+                continue
+            new_child = (
+                self._walk_string(child, child_key, counts) if isinstance(child, str) else child
+            )
+            frame.accept(new_child)
+
+    def _walk_string(self, value: str, key: str | None, counts: dict[str, int]) -> str:
+        findings = self.find(value)
+        named = find_named_value(key, value) if key is not None else None
+        if named is not None and PLACEHOLDER_PREFIX not in value:
+            result = self._to_fixpoint(value, _merge([*findings, named]))
+        elif _looks_like_json(value):
+            # A JSON document inside a string (tool arguments, a tool's JSON
+            # output): its own strings may hide escaped values.
+            result = self._redact_json(value, findings)
+        elif findings:
             result = self._to_fixpoint(value, findings)
-            _add(counts, result.counts)
-            return result.text
-        if isinstance(value, dict):
-            changed = False
-            new_dict: dict[Any, Any] = {}
-            for k, v in value.items():
-                new_v = self._walk(v, k if isinstance(k, str) else None, counts, keys=keys)
-                new_k = self._walk(k, None, counts, keys=keys) if keys else k
-                changed = changed or new_v is not v or new_k is not k
-                new_dict[new_k] = new_v
-            return new_dict if changed else value
-        if isinstance(value, list | tuple):
-            new_items = [self._walk(v, key, counts, keys=keys) for v in value]
-            if all(a is b for a, b in zip(new_items, value, strict=True)):
-                return value
-            return tuple(new_items) if isinstance(value, tuple) else new_items
-        return value
+        else:
+            return value
+        if not result.counts:
+            return value
+        _add(counts, result.counts)
+        return result.text
 
     def redact_message(self, msg: NewMessage) -> tuple[NewMessage, dict[str, int]]:
         """Redact content, parts (text and metadata), metadata and native records."""
@@ -325,6 +356,60 @@ def _escape_view(text: str) -> str:
     if "\\" not in text:
         return text
     return text.replace("\\n", "  ").replace("\\t", "  ").replace("\\r", "  ")
+
+
+_DONE: Final = object()
+
+
+class _Frame:
+    """One container being walked: its items so far, and whether one changed."""
+
+    __slots__ = ("changed", "is_dict", "items", "key", "out", "pending", "value")
+
+    def __init__(self, value: dict[Any, Any] | list[Any] | tuple[Any, ...], key: str | None):
+        self.value = value
+        self.key = key
+        self.is_dict = isinstance(value, dict)
+        self.items: Any = iter(value.items()) if isinstance(value, dict) else iter(value)
+        self.out: Any = {} if self.is_dict else []
+        self.changed = False
+        self.pending: tuple[Any, Any, Any] = (None, None, None)
+
+    def accept(self, new_child: Any) -> None:
+        k, new_k, child = self.pending
+        self.changed = self.changed or new_child is not child or new_k is not k
+        if self.is_dict:
+            self.out[new_k] = new_child
+        else:
+            self.out.append(new_child)
+
+    def result(self) -> Any:
+        if not self.changed:
+            return self.value
+        return tuple(self.out) if isinstance(self.value, tuple) else self.out
+
+
+def _looks_like_json(text: str) -> bool:
+    return len(text) > 2 and text[0] in "{[" and '"' in text
+
+
+# A JSON escape that can hide what a detector looks for in the raw text: an
+# escaped printable ASCII character ("g\u0068p_..."; encoders only escape
+# control and non-ASCII characters, so this is deliberate or hostile), an
+# escaped slash (inside base64 and AWS secrets), or an escaped backslash before
+# an escaped quote (a JSON string inside a JSON string: "\\\"api_key\\\": ...").
+_PRINTABLE_ESCAPE: Final = re.compile(r"\\u00[2-7][0-9a-fA-F]")
+
+
+def _hides_text(text: str) -> bool:
+    """Whether the raw JSON ``text`` may read differently once decoded."""
+    if "\\" not in text:
+        return False
+    return (
+        "\\/" in text
+        or '\\\\\\"' in text
+        or ("\\u00" in text and _PRINTABLE_ESCAPE.search(text) is not None)
+    )
 
 
 #: Occurrences of a part text tried before scanning it on its own instead.

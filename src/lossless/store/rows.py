@@ -10,24 +10,29 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lossless.errors import InputError
 from lossless.models import (
     JSON,
+    ContextItem,
     Conversation,
     LargeFile,
     Message,
+    NativeRecord,
     NewLargeFile,
     NewSummary,
+    Part,
+    QuarantinedLine,
     SearchHit,
+    SourceCursor,
     Summary,
 )
 
 if TYPE_CHECKING:
     from uuid import UUID
-from lossless.store.contract import Memory
+from lossless.store.contract import GrepHits, Memory
 from lossless.timeutil import utc_now_iso
 
 
@@ -91,6 +96,79 @@ def message(row: Row, decode: Decode) -> Message:
         ingest_key=row["ingest_key"],
         metadata=decode(row["metadata"]),
     )
+
+
+def part(row: Row, decode: Decode) -> Part:
+    return Part(
+        message_id=row["message_id"],
+        ordinal=row["ordinal"],
+        kind=row["kind"],
+        text=row["text"],
+        tool_name=row["tool_name"],
+        tool_call_id=row["tool_call_id"],
+        metadata=decode(row["metadata"]),
+    )
+
+
+def native_record(row: Row, raw: str) -> NativeRecord:
+    """A native record row; ``raw`` is its line as text (a backend may store it packed)."""
+    return NativeRecord(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        message_id=row["message_id"],
+        native_key=row["native_key"],
+        record_type=row["record_type"],
+        raw=raw,
+        source_path=row["source_path"],
+        line_no=row["line_no"],
+        byte_offset=row["byte_offset"],
+    )
+
+
+def context_item(row: Row) -> ContextItem:
+    return ContextItem(
+        conversation_id=row["conversation_id"],
+        ordinal=row["ordinal"],
+        item_type=row["item_type"],
+        message_id=row["message_id"],
+        summary_id=row["summary_id"],
+        token_count=row["token_count"],
+    )
+
+
+def quarantined_line(row: Row) -> QuarantinedLine:
+    return QuarantinedLine(
+        id=row["id"],
+        source_path=row["source_path"],
+        line_no=row["line_no"],
+        byte_offset=row["byte_offset"],
+        error=row["error"],
+        raw=bytes(row["raw"]),
+        created_at=row["created_at"],
+    )
+
+
+def source_cursor(row: Row) -> SourceCursor:
+    return SourceCursor(
+        source_path=row["source_path"],
+        conversation_id=row["conversation_id"],
+        byte_offset=row["byte_offset"],
+        line_no=row["line_no"],
+        anchor_key=row["anchor_key"],
+        anchor_sha256=row["anchor_sha256"],
+        updated_at=row["updated_at"],
+    )
+
+
+def iter_in_pages(page: Callable[[int, int], Sequence[Message]], batch: int) -> Iterator[Message]:
+    """Every message ``page(after_seq, limit)`` returns, page after page, in seq order."""
+    after = -1
+    while True:
+        found = page(after, batch)
+        if not found:
+            return
+        yield from found
+        after = found[-1].seq
 
 
 def summary(row: Row, decode: Decode) -> Summary:
@@ -206,3 +284,28 @@ def numeric_id(hit: SearchHit) -> int:
 
 def with_cover(hit: SearchHit, summary_id: str | None) -> SearchHit:
     return hit if summary_id is None else dataclasses.replace(hit, covering_summary_id=summary_id)
+
+
+def ranked_hits(
+    hits: list[SearchHit],
+    *,
+    full_text: bool,
+    limit: int,
+    covering: Callable[[list[int]], dict[int, str]],
+    stopped_at: str | None,
+) -> GrepHits:
+    """One grep's page in the contract's order (``GrepQuery``), each message hit
+    naming the leaf summary that covers it (``covering`` maps message ids)."""
+    # Stable sorts, least significant key first: id, then time, then rank.
+    hits.sort(key=numeric_id, reverse=True)
+    hits.sort(key=lambda h: h.created_at or "", reverse=True)
+    if full_text:
+        hits.sort(key=lambda h: h.rank)
+    hits = hits[:limit]
+    message_ids = [int(h.id) for h in hits if h.kind == "message"]
+    cover = covering(message_ids) if message_ids else {}
+    return GrepHits(
+        (with_cover(h, cover.get(int(h.id))) if h.kind == "message" else h for h in hits),
+        complete=stopped_at is None,
+        scanned_until=stopped_at,
+    )

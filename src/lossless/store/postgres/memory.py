@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import InputError, NotFoundError
-from lossless.store import rows
+from lossless.store import inputs, rows
 from lossless.store.contract import (
     Memory,
     MemoryHit,
@@ -29,7 +29,8 @@ from lossless.store.postgres import fulltext
 from lossless.timeutil import utc_now_iso
 
 if TYPE_CHECKING:
-    from lossless.store.postgres.store import Conn, PostgresStore
+    from lossless.store.postgres.repository import Conn
+    from lossless.store.postgres.store import PostgresStore
 
 _COLUMNS = (
     "id, project, text, text_hash, tags, confidence, source_summary_id, "
@@ -49,19 +50,11 @@ class Memories:
     def __init__(self, store: PostgresStore) -> None:
         self.s = store
 
-    def _check(self, value: str | None, what: str) -> None:
-        from lossless.store.postgres.store import _check_text
-
-        _check_text(value, what)
-
     def create(self, memory: NewMemory) -> MemoryWrite:
         text = memory.text.strip()
         if not text:
             raise InputError("memory text is empty")
-        self._check(text, "memory text")
-        self._check(memory.project, "project")
-        self._check(memory.source_summary_id, "source summary id")
-        self._check(memory.created_at, "created_at")
+        inputs.new_memory(memory, text)
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
         tags = rows.clean_tags(memory.tags)
@@ -139,14 +132,14 @@ class Memories:
         return MemoryWrite(_memory(row), created=False)
 
     def get(self, memory_id: str) -> Memory | None:
-        self._check(memory_id, "memory id")
+        rows.check_text(memory_id, "memory id")
         row = self.s._q1(f"SELECT {_COLUMNS} FROM memories WHERE id = %s", [memory_id])
         return None if row is None else _memory(row)
 
     def list(
         self, *, project: str | None = None, include_archived: bool = False
     ) -> builtins.list[Memory]:
-        self._check(project, "project")
+        rows.check_text(project, "project")
         sql = f"SELECT {_COLUMNS} FROM memories WHERE true"
         params: builtins.list[Any] = []
         if project is not None:
@@ -164,8 +157,8 @@ class Memories:
         limit: int = 20,
         include_archived: bool = False,
     ) -> builtins.list[MemoryHit]:
-        self._check(query, "memory search query")
-        self._check(project, "project")
+        rows.check_text(query, "memory search query")
+        rows.check_text(project, "project")
         words = fulltext.query_words(query)
         if limit <= 0:
             return []
@@ -188,7 +181,7 @@ class Memories:
         return [MemoryHit(_memory(r), score=float(r["score"])) for r in found_rows]
 
     def _set_archived(self, memory_id: str, archived: bool) -> Memory:
-        self._check(memory_id, "memory id")
+        rows.check_text(memory_id, "memory id")
         row = self.s._q1(
             f"UPDATE memories SET archived = %s WHERE id = %s RETURNING {_COLUMNS}",
             [archived, memory_id],
@@ -208,8 +201,8 @@ class Memories:
         if not ids:
             return
         for memory_id in ids:
-            self._check(memory_id, "memory id")
-        self._check(at, "surfaced time")
+            rows.check_text(memory_id, "memory id")
+        rows.check_text(at, "surfaced time")
         with self.s._atomic() as conn:
             conn.execute(
                 "UPDATE memories SET surfaced_count = surfaced_count + 1, last_surfaced_at = %s "
@@ -218,8 +211,8 @@ class Memories:
             )
 
     def record_used(self, memory_id: str, at: str) -> Memory:
-        self._check(memory_id, "memory id")
-        self._check(at, "used time")
+        rows.check_text(memory_id, "memory id")
+        rows.check_text(at, "used time")
         row = self.s._q1(
             "UPDATE memories SET used_count = used_count + 1, last_used_at = %s "
             f"WHERE id = %s RETURNING {_COLUMNS}",
@@ -230,11 +223,11 @@ class Memories:
         return _memory(row)
 
     def rewrite(self, memory_id: str, text: str, tags: Sequence[str]) -> Memory:
-        self._check(memory_id, "memory id")
+        rows.check_text(memory_id, "memory id")
         text = text.strip()
         if not text:
             raise InputError("memory text is empty")
-        self._check(text, "memory text")
+        rows.check_text(text, "memory text")
         cleaned = rows.clean_tags(tags)
         text_hash = memory_text_hash(text)
         with self.s._atomic() as conn:
@@ -278,16 +271,7 @@ class Memories:
         return _memory(row)
 
     def restore(self, memory: Memory) -> bool:
-        for value, what in (
-            (memory.id, "memory id"),
-            (memory.project, "project"),
-            (memory.text, "memory text"),
-            (memory.source_summary_id, "source summary id"),
-            (memory.created_at, "created_at"),
-            (memory.last_surfaced_at, "surfaced time"),
-            (memory.last_used_at, "used time"),
-        ):
-            self._check(value, what)
+        inputs.restored_memory(memory)
         if not 0.0 <= memory.confidence <= 1.0:
             raise InputError(f"memory confidence must be within 0..1, got {memory.confidence}")
         tags = rows.clean_tags(memory.tags)

@@ -1,0 +1,264 @@
+"""Vendor token formats beyond the big ones in ``detectors``.
+
+Most service tokens are a short vendor prefix, a separator and a long random
+body: ``npm_<36>``, ``hf_<34>``, ``pypi-AgEIcHlwaS5vcmc<50+>``, ``SG.<22>.<43>``.
+The shapes follow the public rule set of gitleaks (see docs/secret-detectors.md
+for the rule-by-rule comparison); the regexes are written here.
+
+Speed: one regex per format would cost one substring scan each (~40 of them).
+Instead the formats are grouped by the separator that ends their prefix
+(``_``, ``-``, ``.``): each group is one regex that starts at that literal,
+first requires a long run of token characters after it (most separators in
+code and prose are followed by a short word, so the attempt fails there at
+once) and only then checks which prefix precedes it with fixed-width
+look-behinds. Three scans cover nearly every format; a few prefixes without a
+separator (``SK``, ``dapi``, ``ABSK``...) get their own literal-first regex.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+
+class VendorFormat(NamedTuple):
+    category: str
+    prefix: str
+    body: str
+
+
+# Categories (each also listed in ``detectors.CATEGORIES``).
+SLACK_TOKEN: Final = "slack_token"
+GITLAB_TOKEN: Final = "gitlab_token"
+STRIPE_KEY: Final = "stripe_key"
+NPM_TOKEN: Final = "npm_token"
+HUGGINGFACE_TOKEN: Final = "huggingface_token"
+PYPI_TOKEN: Final = "pypi_token"
+SENDGRID_API_KEY: Final = "sendgrid_api_key"
+TWILIO_API_KEY: Final = "twilio_api_key"
+SHOPIFY_TOKEN: Final = "shopify_token"
+DIGITALOCEAN_TOKEN: Final = "digitalocean_token"
+LINEAR_API_KEY: Final = "linear_api_key"
+POSTMAN_API_KEY: Final = "postman_api_key"
+AGE_SECRET_KEY: Final = "age_secret_key"
+GROQ_API_KEY: Final = "groq_api_key"
+XAI_API_KEY: Final = "xai_api_key"
+PERPLEXITY_API_KEY: Final = "perplexity_api_key"
+VAULT_TOKEN: Final = "vault_token"
+SENTRY_TOKEN: Final = "sentry_token"
+GRAFANA_TOKEN: Final = "grafana_token"
+DATABRICKS_TOKEN: Final = "databricks_token"
+DOPPLER_TOKEN: Final = "doppler_token"
+PULUMI_TOKEN: Final = "pulumi_token"
+FLYIO_TOKEN: Final = "flyio_token"
+SQUARE_TOKEN: Final = "square_token"
+HEROKU_API_KEY: Final = "heroku_api_key"
+PLANETSCALE_TOKEN: Final = "planetscale_token"
+NOTION_TOKEN: Final = "notion_token"
+RUBYGEMS_TOKEN: Final = "rubygems_token"
+PREFECT_TOKEN: Final = "prefect_token"
+README_TOKEN: Final = "readme_token"
+ONEPASSWORD_TOKEN: Final = "onepassword_token"
+SHIPPO_TOKEN: Final = "shippo_token"
+DUFFEL_TOKEN: Final = "duffel_token"
+DYNATRACE_TOKEN: Final = "dynatrace_token"
+EASYPOST_TOKEN: Final = "easypost_token"
+INFRACOST_TOKEN: Final = "infracost_token"
+GOOGLE_OAUTH_TOKEN: Final = "google_oauth_token"
+OPENSHIFT_TOKEN: Final = "openshift_token"
+ATLASSIAN_TOKEN: Final = "atlassian_token"
+AWS_BEDROCK_KEY: Final = "aws_bedrock_key"
+NEW_RELIC_KEY: Final = "new_relic_key"
+CLOJARS_TOKEN: Final = "clojars_token"
+
+#: In ``detectors.CATEGORIES`` order-independent: these are all "specific formats".
+VENDOR_CATEGORIES: Final[tuple[str, ...]] = (
+    NPM_TOKEN,
+    HUGGINGFACE_TOKEN,
+    PYPI_TOKEN,
+    SENDGRID_API_KEY,
+    TWILIO_API_KEY,
+    SHOPIFY_TOKEN,
+    DIGITALOCEAN_TOKEN,
+    LINEAR_API_KEY,
+    POSTMAN_API_KEY,
+    AGE_SECRET_KEY,
+    GROQ_API_KEY,
+    XAI_API_KEY,
+    PERPLEXITY_API_KEY,
+    VAULT_TOKEN,
+    SENTRY_TOKEN,
+    GRAFANA_TOKEN,
+    DATABRICKS_TOKEN,
+    DOPPLER_TOKEN,
+    PULUMI_TOKEN,
+    FLYIO_TOKEN,
+    SQUARE_TOKEN,
+    HEROKU_API_KEY,
+    PLANETSCALE_TOKEN,
+    NOTION_TOKEN,
+    RUBYGEMS_TOKEN,
+    PREFECT_TOKEN,
+    README_TOKEN,
+    ONEPASSWORD_TOKEN,
+    SHIPPO_TOKEN,
+    DUFFEL_TOKEN,
+    DYNATRACE_TOKEN,
+    EASYPOST_TOKEN,
+    INFRACOST_TOKEN,
+    GOOGLE_OAUTH_TOKEN,
+    OPENSHIFT_TOKEN,
+    ATLASSIAN_TOKEN,
+    AWS_BEDROCK_KEY,
+    NEW_RELIC_KEY,
+    CLOJARS_TOKEN,
+)
+
+_HEX32: Final = "[a-fA-F0-9]{32}"
+
+# Prefix ending in "_".
+_UNDERSCORE: Final = (
+    VendorFormat(NPM_TOKEN, "npm_", "[A-Za-z0-9]{36}"),
+    VendorFormat(HUGGINGFACE_TOKEN, "hf_", "[A-Za-z]{34}"),
+    VendorFormat(HUGGINGFACE_TOKEN, "api_org_", "[A-Za-z]{34}"),
+    VendorFormat(LINEAR_API_KEY, "lin_api_", "[A-Za-z0-9]{40}"),
+    VendorFormat(GROQ_API_KEY, "gsk_", "[A-Za-z0-9]{52}"),
+    VendorFormat(FLYIO_TOKEN, "fo1_", "[A-Za-z0-9_-]{43}"),
+    VendorFormat(FLYIO_TOKEN, "fm2_", "[A-Za-z0-9+/]{100,4096}={0,3}"),
+    VendorFormat(NOTION_TOKEN, "ntn_", "[0-9]{11}[A-Za-z0-9]{35}"),
+    VendorFormat(PREFECT_TOKEN, "pnu_", "[A-Za-z0-9]{36}"),
+    VendorFormat(README_TOKEN, "rdme_", "[a-z0-9]{70}"),
+    VendorFormat(ONEPASSWORD_TOKEN, "ops_", "eyJ[A-Za-z0-9+/]{250,8192}={0,3}"),
+    VendorFormat(SENTRY_TOKEN, "sntrys_", "eyJ[A-Za-z0-9+/=_]{40,1024}"),
+    VendorFormat(SENTRY_TOKEN, "sntryu_", "[a-f0-9]{64}"),
+    VendorFormat(SHOPIFY_TOKEN, "shpat_", _HEX32),
+    VendorFormat(SHOPIFY_TOKEN, "shpca_", _HEX32),
+    VendorFormat(SHOPIFY_TOKEN, "shppa_", _HEX32),
+    VendorFormat(SHOPIFY_TOKEN, "shpss_", _HEX32),
+    VendorFormat(PLANETSCALE_TOKEN, "pscale_tkn_", "[A-Za-z0-9_.=-]{32,64}"),
+    VendorFormat(PLANETSCALE_TOKEN, "pscale_pw_", "[A-Za-z0-9_.=-]{32,64}"),
+    VendorFormat(PLANETSCALE_TOKEN, "pscale_oauth_", "[A-Za-z0-9_.=-]{32,64}"),
+    VendorFormat(RUBYGEMS_TOKEN, "rubygems_", "[a-f0-9]{48}"),
+    VendorFormat(SHIPPO_TOKEN, "shippo_live_", "[a-fA-F0-9]{40}"),
+    VendorFormat(SHIPPO_TOKEN, "shippo_test_", "[a-fA-F0-9]{40}"),
+    VendorFormat(DUFFEL_TOKEN, "duffel_live_", "[A-Za-z0-9_=-]{43}"),
+    VendorFormat(DUFFEL_TOKEN, "duffel_test_", "[A-Za-z0-9_=-]{43}"),
+    VendorFormat(STRIPE_KEY, "whsec_", "[A-Za-z0-9]{32,128}"),
+    VendorFormat(DIGITALOCEAN_TOKEN, "dop_v1_", "[a-f0-9]{64}"),
+    VendorFormat(DIGITALOCEAN_TOKEN, "doo_v1_", "[a-f0-9]{64}"),
+    VendorFormat(DIGITALOCEAN_TOKEN, "dor_v1_", "[a-f0-9]{64}"),
+    VendorFormat(GRAFANA_TOKEN, "glsa_", "[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    VendorFormat(GRAFANA_TOKEN, "glc_", "[A-Za-z0-9+/]{32,400}={0,3}"),
+    VendorFormat(CLOJARS_TOKEN, "CLOJARS_", "[a-z0-9]{60}"),
+)
+# Prefix ending in "-".
+_DASH: Final = (
+    VendorFormat(SLACK_TOKEN, "xapp-", r"\d-[A-Za-z0-9]{6,32}-\d{6,32}-[A-Za-z0-9]{16,128}"),
+    VendorFormat(PYPI_TOKEN, "pypi-", "AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}"),
+    VendorFormat(POSTMAN_API_KEY, "PMAK-", "[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
+    VendorFormat(AGE_SECRET_KEY, "AGE-SECRET-KEY-", "1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    VendorFormat(XAI_API_KEY, "xai-", "[A-Za-z0-9]{80}"),
+    VendorFormat(PERPLEXITY_API_KEY, "pplx-", "[A-Za-z0-9]{48}"),
+    VendorFormat(PULUMI_TOKEN, "pul-", "[a-f0-9]{40}"),
+    VendorFormat(SQUARE_TOKEN, "sq0atp-", "[A-Za-z0-9_-]{22,60}"),
+    VendorFormat(SQUARE_TOKEN, "sq0csp-", "[A-Za-z0-9_-]{22,60}"),
+    VendorFormat(HEROKU_API_KEY, "HRKU-", "AA[A-Za-z0-9_-]{58}"),
+    VendorFormat(INFRACOST_TOKEN, "ico-", "[A-Za-z0-9]{32}"),
+    VendorFormat(GOOGLE_OAUTH_TOKEN, "GOCSPX-", "[A-Za-z0-9_-]{28}"),
+    VendorFormat(NEW_RELIC_KEY, "NRAK-", "[A-Z0-9]{27}"),
+    # GitLab's other token kinds (glpat- is in detectors).
+    VendorFormat(GITLAB_TOKEN, "glptt-", "[0-9a-f]{40}"),
+    VendorFormat(GITLAB_TOKEN, "gldt-", "[A-Za-z0-9_-]{20,64}"),
+    VendorFormat(GITLAB_TOKEN, "glrt-", "[A-Za-z0-9_.-]{20,300}"),
+    VendorFormat(GITLAB_TOKEN, "glsoat-", "[A-Za-z0-9_-]{20,64}"),
+    VendorFormat(GITLAB_TOKEN, "glffct-", "[A-Za-z0-9_-]{20,64}"),
+    VendorFormat(GITLAB_TOKEN, "glft-", "[A-Za-z0-9_-]{20,64}"),
+    VendorFormat(GITLAB_TOKEN, "glimt-", "[A-Za-z0-9_-]{25,64}"),
+    VendorFormat(GITLAB_TOKEN, "glagent-", "[A-Za-z0-9_-]{50,64}"),
+    VendorFormat(GITLAB_TOKEN, "gloas-", "[A-Za-z0-9_-]{64}"),
+    VendorFormat(GITLAB_TOKEN, "glcbt-", "[A-Za-z0-9]{1,5}_[A-Za-z0-9_-]{20,64}"),
+)
+# Prefix ending in ".".
+_DOT: Final = (
+    VendorFormat(SENDGRID_API_KEY, "SG.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    VendorFormat(VAULT_TOKEN, "hvs.", "[A-Za-z0-9_-]{90,120}"),
+    VendorFormat(VAULT_TOKEN, "hvb.", "[A-Za-z0-9_-]{138,300}"),
+    VendorFormat(DOPPLER_TOKEN, "dp.pt.", "[A-Za-z0-9]{43}"),
+    VendorFormat(DOPPLER_TOKEN, "dp.st.", "[A-Za-z0-9_.-]{40,90}"),
+    VendorFormat(DOPPLER_TOKEN, "dp.sa.", "[A-Za-z0-9]{40,90}"),
+    VendorFormat(DOPPLER_TOKEN, "dp.ct.", "[A-Za-z0-9]{40,90}"),
+    VendorFormat(GOOGLE_OAUTH_TOKEN, "ya29.", "[A-Za-z0-9_-]{20,2048}"),
+    VendorFormat(DYNATRACE_TOKEN, "dt0c01.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+)
+# No separator: each its own literal-first regex.
+_LITERAL: Final = (
+    VendorFormat(TWILIO_API_KEY, "SK", "[0-9a-fA-F]{32}"),
+    VendorFormat(DATABRICKS_TOKEN, "dapi", r"[a-f0-9]{32}(?:-\d)?"),
+    VendorFormat(EASYPOST_TOKEN, "EZ", "[AT]K[A-Za-z0-9]{54}"),
+    VendorFormat(ATLASSIAN_TOKEN, "ATATT3", "[A-Za-z0-9_=-]{150,250}"),
+    VendorFormat(AWS_BEDROCK_KEY, "ABSK", "[A-Za-z0-9+/]{109,269}={0,2}"),
+    VendorFormat(OPENSHIFT_TOKEN, "sha256~", "[A-Za-z0-9_-]{43}"),
+)
+
+#: Every format, for docs and tests.
+VENDOR_FORMATS: Final = (*_UNDERSCORE, *_DASH, *_DOT, *_LITERAL)
+
+# A token character may neither precede the prefix nor follow the body.
+_LEFT: Final = "[A-Za-z0-9_-]"
+_RIGHT: Final = r"(?![A-Za-z0-9_-])"
+
+
+def _group(separator: str, formats: tuple[VendorFormat, ...]) -> re.Pattern[str]:
+    alternatives = []
+    for i, f in enumerate(formats):
+        lit = re.escape(f.prefix)
+        alternatives.append(f"(?<={lit})(?<!{_LEFT}{lit})(?P<f{i}>{f.body})")
+    # A cheap first filter: the two characters before the separator end some
+    # prefix (most separators in code follow other letters); then every body
+    # here is at least 20 characters long.
+    ends = sorted({re.escape(f.prefix[-3:-1]) for f in formats})
+    return re.compile(
+        re.escape(separator)
+        + "(?<=(?:"
+        + "|".join(ends)
+        + ")"
+        + re.escape(separator)
+        + ")"
+        + r"(?=[A-Za-z0-9+/=_.~-]{20})(?:"
+        + "|".join(alternatives)
+        + ")"
+        + _RIGHT
+    )
+
+
+def _literal(f: VendorFormat) -> re.Pattern[str]:
+    lit = re.escape(f.prefix)
+    return re.compile(f"{lit}(?<!{_LEFT}{lit})(?P<f0>{f.body}){_RIGHT}")
+
+
+_REGEXES: Final[tuple[tuple[re.Pattern[str], tuple[VendorFormat, ...]], ...]] = (
+    (_group("_", _UNDERSCORE), _UNDERSCORE),
+    (_group("-", _DASH), _DASH),
+    (_group(".", _DOT), _DOT),
+    *((_literal(f), (f,)) for f in _LITERAL),
+)
+
+
+class VendorMatch(NamedTuple):
+    start: int
+    end: int
+    category: str
+    body: str
+
+
+def find_vendor_tokens(text: str) -> list[VendorMatch]:
+    """Every vendor-format token in ``text`` (the prefix is part of the span)."""
+    found: list[VendorMatch] = []
+    for regex, formats in _REGEXES:
+        for m in regex.finditer(text):
+            group = m.lastgroup
+            assert group is not None
+            f = formats[int(group[1:])]
+            body_start, end = m.span(group)
+            found.append(VendorMatch(body_start - len(f.prefix), end, f.category, m[group]))
+    return found

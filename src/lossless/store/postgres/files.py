@@ -1,0 +1,98 @@
+"""Large files on PostgreSQL: content kept outside the transcript, with an exploration summary."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+
+from lossless.errors import (
+    NotFoundError,
+    StoreError,
+)
+from lossless.models import (
+    LargeFile,
+    NewLargeFile,
+)
+from lossless.store import inputs, rows
+from lossless.store.postgres.repository import Repo
+from lossless.store.rows import (
+    check_text,
+)
+from lossless.store.rows import large_file as to_large_file
+
+
+class Files(Repo):
+    def create(self, large_file: NewLargeFile) -> LargeFile:
+        stored = rows.new_large_file(large_file)
+        if not self.restore(stored):
+            raise StoreError(f"large file id {stored.id} already exists")
+        return stored
+
+    def get(self, file_id: str) -> LargeFile | None:
+        check_text(file_id, "file id")
+        row = self.s._q1("SELECT * FROM large_files WHERE id = %s", [file_id])
+        return None if row is None else to_large_file(row)
+
+    def list(self, conversation_id: int) -> builtins.list[LargeFile]:
+        rows = self.s._q(
+            "SELECT * FROM large_files WHERE conversation_id = %s ORDER BY created_at, id",
+            [conversation_id],
+        )
+        return [to_large_file(r) for r in rows]
+
+    def restore(self, large_file: LargeFile) -> bool:
+        f = large_file
+        inputs.restored_file(f)
+        with self.s._atomic() as conn:
+            cur = conn.execute(
+                "INSERT INTO large_files(id, conversation_id, message_id, path, byte_size, "
+                "token_count, sha256, media_type, exploration_summary, original_name, "
+                "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                [
+                    f.id,
+                    f.conversation_id,
+                    f.message_id,
+                    f.path,
+                    f.byte_size,
+                    f.token_count,
+                    f.sha256,
+                    f.media_type,
+                    f.exploration_summary,
+                    f.original_name,
+                    f.created_at,
+                ],
+            )
+            return cur.rowcount > 0
+
+    def rewrite(
+        self,
+        file_id: str,
+        *,
+        path: str,
+        sha256: str,
+        byte_size: int,
+        token_count: int,
+        exploration_summary: str,
+    ) -> LargeFile:
+        inputs.file_rewrite(
+            file_id=file_id, path=path, sha256=sha256, exploration_summary=exploration_summary
+        )
+        row = self.s._q1(
+            "UPDATE large_files SET path = %s, sha256 = %s, byte_size = %s, token_count = %s, "
+            "exploration_summary = %s WHERE id = %s RETURNING *",
+            [path, sha256, byte_size, token_count, exploration_summary, file_id],
+        )
+        if row is None:
+            raise NotFoundError(f"no large file {file_id!r}")
+        return to_large_file(row)
+
+    def paths_in_use(self, paths: Sequence[str]) -> set[str]:
+        for path in paths:
+            check_text(path, "path")
+        if not paths:
+            return set()
+        rows = self.s._q(
+            "SELECT DISTINCT path FROM large_files WHERE path = ANY(%s)", [list(paths)]
+        )
+        return {str(r["path"]) for r in rows}

@@ -1,0 +1,227 @@
+"""The summary DAG and the active context on SQLite."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from lossless.errors import (
+    NotFoundError,
+    StoreError,
+)
+from lossless.models import (
+    ContextItem,
+    Message,
+    NewSummary,
+    Summary,
+)
+from lossless.store import inputs, rows
+from lossless.store.rows import (
+    check_text,
+    dumps_json,
+)
+from lossless.store.sqlite.repository import Repo, to_summary
+
+
+class Summaries(Repo):
+    def create(
+        self,
+        summary: NewSummary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> Summary:
+        stored = rows.new_summary(summary)
+        if not self.restore(stored, message_ids=message_ids, source_summary_ids=source_summary_ids):
+            raise StoreError(f"summary id {stored.id} already exists")
+        return stored
+
+    def get(self, summary_id: str) -> Summary | None:
+        check_text(summary_id, "summary id")
+        row = self.s._q1("SELECT * FROM summaries WHERE id = ?", (summary_id,))
+        return None if row is None else to_summary(row)
+
+    def rewrite(self, summary_id: str, content: str) -> None:
+        check_text(summary_id, "summary id")
+        check_text(content, "summary content")
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE summaries SET content = ? WHERE id = ?", (content, summary_id)
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no summary {summary_id!r}")
+
+    def restore(
+        self,
+        summary: Summary,
+        *,
+        message_ids: Sequence[int] = (),
+        source_summary_ids: Sequence[str] = (),
+    ) -> bool:
+        inputs.restored_summary(summary, source_summary_ids)
+        with self.s._atomic():
+            if self.s._q1("SELECT 1 FROM summaries WHERE id = ?", (summary.id,)):
+                return False
+            self.db.execute(
+                "INSERT INTO summaries(id, conversation_id, kind, depth, content, token_count, "
+                "earliest_at, latest_at, descendant_count, source_token_count, file_ids, "
+                "metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    summary.id,
+                    summary.conversation_id,
+                    summary.kind,
+                    summary.depth,
+                    summary.content,
+                    summary.token_count,
+                    summary.earliest_at,
+                    summary.latest_at,
+                    summary.descendant_count,
+                    summary.source_token_count,
+                    json.dumps(list(summary.file_ids)),
+                    dumps_json(summary.metadata),
+                    summary.created_at,
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO summary_messages(summary_id, ordinal, message_id) VALUES (?, ?, ?)",
+                [(summary.id, i, mid) for i, mid in enumerate(message_ids)],
+            )
+            self.db.executemany(
+                "INSERT INTO summary_parents(summary_id, ordinal, parent_id) VALUES (?, ?, ?)",
+                [(summary.id, i, sid) for i, sid in enumerate(source_summary_ids)],
+            )
+        return True
+
+    def list(self, conversation_id: int, *, depth: int | None = None) -> builtins.list[Summary]:
+        sql = (
+            "SELECT s.* FROM summaries s JOIN summary_rowids r ON r.summary_id = s.id "
+            "WHERE s.conversation_id = ?"
+        )
+        params: list[Any] = [conversation_id]
+        if depth is not None:
+            sql += " AND s.depth = ?"
+            params.append(depth)
+        return [to_summary(r) for r in self.s._q(sql + " ORDER BY r.rowid", params)]
+
+    def source_message_ids(self, summary_id: str) -> builtins.list[int]:
+        check_text(summary_id, "summary id")
+        rows = self.s._q(
+            "SELECT message_id FROM summary_messages WHERE summary_id = ? ORDER BY ordinal",
+            (summary_id,),
+        )
+        return [int(r["message_id"]) for r in rows]
+
+    def source_summary_ids(self, summary_id: str) -> builtins.list[str]:
+        check_text(summary_id, "summary id")
+        rows = self.s._q(
+            "SELECT parent_id FROM summary_parents WHERE summary_id = ? ORDER BY ordinal",
+            (summary_id,),
+        )
+        return [str(r["parent_id"]) for r in rows]
+
+    def covering(self, message_ids: Sequence[int]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        ids = list(dict.fromkeys(message_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.s._q(
+                f"SELECT message_id, summary_id FROM summary_messages WHERE message_id IN ({marks})",
+                chunk,
+            ):
+                found.setdefault(int(r["message_id"]), str(r["summary_id"]))
+        return found
+
+    def condensed_into(self, summary_id: str) -> str | None:
+        check_text(summary_id, "summary id")
+        row = self.s._q1(
+            "SELECT summary_id FROM summary_parents WHERE parent_id = ? LIMIT 1", (summary_id,)
+        )
+        return None if row is None else str(row["summary_id"])
+
+
+class Context(Repo):
+    def list(self, conversation_id: int) -> builtins.list[ContextItem]:
+        return [
+            rows.context_item(r)
+            for r in self.s._q(
+                "SELECT * FROM context_items WHERE conversation_id = ? ORDER BY ordinal",
+                (conversation_id,),
+            )
+        ]
+
+    def append_messages(self, conversation_id: int, messages: Sequence[Message]) -> None:
+        if not messages:
+            return
+        with self.s._atomic():
+            row = self.s._q1(
+                "SELECT coalesce(max(ordinal), -1) + 1 AS next FROM context_items "
+                "WHERE conversation_id = ?",
+                (conversation_id,),
+            )
+            start = int(row["next"]) if row else 0
+            self.db.executemany(
+                "INSERT INTO context_items(conversation_id, ordinal, item_type, message_id, "
+                "token_count) VALUES (?, ?, 'message', ?, ?)",
+                [(conversation_id, start + i, m.id, m.token_count) for i, m in enumerate(messages)],
+            )
+
+    def replace_range(
+        self, conversation_id: int, first_ordinal: int, last_ordinal: int, summary: Summary
+    ) -> None:
+        if last_ordinal < first_ordinal:
+            raise StoreError(f"empty context range {first_ordinal}..{last_ordinal}")
+        with self.s._atomic():
+            rows = self.s._q(
+                "SELECT ordinal FROM context_items WHERE conversation_id = ? "
+                "AND ordinal BETWEEN ? AND ?",
+                (conversation_id, first_ordinal, last_ordinal),
+            )
+            if not rows or rows[0]["ordinal"] != first_ordinal:
+                raise StoreError(
+                    f"context items {first_ordinal}..{last_ordinal} of conversation "
+                    f"{conversation_id} do not exist (was it compacted concurrently?)"
+                )
+            self.db.execute(
+                "DELETE FROM context_items WHERE conversation_id = ? AND ordinal BETWEEN ? AND ?",
+                (conversation_id, first_ordinal, last_ordinal),
+            )
+            # Ordinals only need to be ordered, not dense: the summary takes
+            # the first slot and the gap left behind is harmless.
+            self.db.execute(
+                "INSERT INTO context_items(conversation_id, ordinal, item_type, summary_id, "
+                "token_count) VALUES (?, ?, 'summary', ?, ?)",
+                (conversation_id, first_ordinal, summary.id, summary.token_count),
+            )
+
+    def token_total(self, conversation_id: int) -> int:
+        row = self.s._q1(
+            "SELECT coalesce(sum(token_count), 0) AS n FROM context_items WHERE conversation_id = ?",
+            (conversation_id,),
+        )
+        return int(row["n"]) if row else 0
+
+    def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
+        for item in items:
+            check_text(item.summary_id, "summary id")
+        with self.s._atomic():
+            self.db.execute(
+                "DELETE FROM context_items WHERE conversation_id = ?", (conversation_id,)
+            )
+            self.db.executemany(
+                "INSERT INTO context_items(conversation_id, ordinal, item_type, message_id, "
+                "summary_id, token_count) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        conversation_id,
+                        i.ordinal,
+                        i.item_type,
+                        i.message_id,
+                        i.summary_id,
+                        i.token_count,
+                    )
+                    for i in items
+                ],
+            )

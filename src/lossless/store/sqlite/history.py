@@ -1,0 +1,388 @@
+"""The verbatim history on SQLite: conversations and their messages, parts and native records."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from lossless.errors import (
+    NotFoundError,
+    StoreError,
+)
+from lossless.models import (
+    JSON,
+    Conversation,
+    Message,
+    NativeRecord,
+    NewMessage,
+    NewNativeRecord,
+    Part,
+)
+from lossless.store import inputs, rows
+from lossless.store.contract import (
+    AppendResult,
+    PartRewrite,
+)
+from lossless.store.rows import (
+    check_text,
+    dumps_json,
+)
+from lossless.store.sqlite.repository import (
+    Repo,
+    decode_json,
+    pack_raw,
+    to_conversation,
+    to_message,
+    unpack_raw,
+)
+from lossless.timeutil import utc_now_iso
+from lossless.tokens import estimate_tokens
+
+
+class Conversations(Repo):
+    def get_or_create(
+        self,
+        *,
+        project: str,
+        session_id: str,
+        client: str,
+        title: str | None = None,
+        parent_id: int | None = None,
+        metadata: JSON | None = None,
+        created_at: str | None = None,
+    ) -> Conversation:
+        inputs.conversation(
+            project=project,
+            session_id=session_id,
+            client=client,
+            title=title,
+            created_at=created_at,
+        )
+        with self.s._atomic():
+            row = self.s._q1(
+                "SELECT * FROM conversations WHERE project = ? AND client = ? AND session_id = ?",
+                (project, client, session_id),
+            )
+            if row is None:
+                cur = self.db.execute(
+                    "INSERT INTO conversations(project, session_id, client, title, parent_id, "
+                    "metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        project,
+                        session_id,
+                        client,
+                        title,
+                        parent_id,
+                        dumps_json(metadata or {}),
+                        created_at or utc_now_iso(),
+                    ),
+                )
+                row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (cur.lastrowid,))
+            assert row is not None
+            return to_conversation(row)
+
+    def get(self, conversation_id: int) -> Conversation | None:
+        row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
+        return None if row is None else to_conversation(row)
+
+    def find_by_session(
+        self, session_id: str, *, project: str | None = None
+    ) -> Conversation | None:
+        check_text(session_id, "session id")
+        check_text(project, "project")
+        sql = "SELECT * FROM conversations WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if project is not None:
+            sql += " AND project = ?"
+            params.append(project)
+        row = self.s._q1(sql + " ORDER BY created_at DESC, id DESC LIMIT 1", params)
+        return None if row is None else to_conversation(row)
+
+    def list(
+        self, *, project: str | None = None, client: str | None = None, limit: int | None = None
+    ) -> builtins.list[Conversation]:
+        check_text(project, "project")
+        check_text(client, "client")
+        sql = "SELECT * FROM conversations WHERE 1=1"
+        params: list[Any] = []
+        if project is not None:
+            sql += " AND project = ?"
+            params.append(project)
+        if client is not None:
+            sql += " AND client = ?"
+            params.append(client)
+        sql += " ORDER BY created_at, id"
+        if limit is not None and limit >= 0:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [to_conversation(r) for r in self.s._q(sql, params)]
+
+    def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
+        with self.s._atomic():
+            row = self.s._q1("SELECT metadata FROM conversations WHERE id = ?", (conversation_id,))
+            if row is None:
+                raise StoreError(f"conversation {conversation_id} does not exist")
+            merged = {**json.loads(row["metadata"]), **metadata}
+            self.db.execute(
+                "UPDATE conversations SET metadata = ? WHERE id = ?",
+                (dumps_json(merged), conversation_id),
+            )
+
+    def rewrite(self, conversation_id: int, *, title: str | None, metadata: JSON) -> None:
+        check_text(title, "title")
+        meta = dumps_json(metadata or {})
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE conversations SET title = ?, metadata = ? WHERE id = ?",
+                (title, meta, conversation_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no conversation {conversation_id}")
+
+
+class Messages(Repo):
+    def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
+        inputs.new_messages(messages)
+        inserted: list[Message] = []
+        skipped = 0
+        now = utc_now_iso()
+        with self.s._atomic():
+            row = self.s._q1(
+                "SELECT coalesce(max(seq), -1) + 1 AS next FROM messages WHERE conversation_id = ?",
+                (conversation_id,),
+            )
+            next_seq = int(row["next"]) if row else 0
+            for m in messages:
+                token_count = (
+                    m.token_count if m.token_count is not None else estimate_tokens(m.content)
+                )
+                created_at = m.created_at or now
+                # The (conversation, ingest_key) unique index makes a repeat a no-op.
+                cur = self.db.execute(
+                    "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
+                    "created_at, ingest_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (conversation_id, ingest_key) DO NOTHING",
+                    (
+                        conversation_id,
+                        next_seq,
+                        m.role,
+                        m.content,
+                        token_count,
+                        created_at,
+                        m.ingest_key,
+                        dumps_json(m.metadata),
+                    ),
+                )
+                if cur.rowcount == 0:
+                    skipped += 1
+                    continue
+                message_id = int(cur.lastrowid or 0)
+                if m.parts:
+                    self.db.executemany(
+                        "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
+                        "tool_call_id, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (
+                                message_id,
+                                i,
+                                p.kind,
+                                p.text,
+                                p.tool_name,
+                                p.tool_call_id,
+                                dumps_json(p.metadata),
+                            )
+                            for i, p in enumerate(m.parts)
+                        ],
+                    )
+                if m.native_records:
+                    self._insert_records(conversation_id, message_id, m.native_records)
+                inserted.append(
+                    Message(
+                        id=message_id,
+                        conversation_id=conversation_id,
+                        seq=next_seq,
+                        role=m.role,
+                        content=m.content,
+                        token_count=token_count,
+                        created_at=created_at,
+                        ingest_key=m.ingest_key,
+                        metadata=m.metadata,
+                    )
+                )
+                next_seq += 1
+            if inserted:
+                self._index(inserted[0].id, inserted[-1].id)
+        return AppendResult(inserted=inserted, skipped=skipped)
+
+    def _index(self, first_id: int, last_id: int) -> None:
+        """Add messages first_id..last_id to the word index in one pass.
+
+        The trigram index follows later (``search.catch_up``): see migration 0005.
+        """
+        self.db.execute(
+            "INSERT INTO messages_fts(rowid, content) "
+            "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
+            (first_id, last_id),
+        )
+
+    def _insert_records(
+        self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
+    ) -> int:
+        before = self.db.total_changes
+        self.db.executemany(
+            "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
+            "record_type, raw, source_path, line_no, byte_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    conversation_id,
+                    message_id,
+                    r.native_key,
+                    r.record_type,
+                    pack_raw(r.raw),
+                    r.source_path,
+                    r.line_no,
+                    r.byte_offset,
+                )
+                for r in records
+            ],
+        )
+        return self.db.total_changes - before
+
+    def add_native_records(self, conversation_id: int, records: Sequence[NewNativeRecord]) -> int:
+        inputs.native_records(records)
+        with self.s._atomic():
+            return self._insert_records(conversation_id, None, records)
+
+    def get(self, message_id: int) -> Message | None:
+        row = self.s._q1("SELECT * FROM messages WHERE id = ?", (message_id,))
+        return None if row is None else to_message(row)
+
+    def get_many(self, message_ids: Sequence[int]) -> builtins.list[Message]:
+        out: list[Message] = []
+        ids = list(dict.fromkeys(message_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                to_message(r)
+                for r in self.s._q(f"SELECT * FROM messages WHERE id IN ({marks})", chunk)
+            )
+        out.sort(key=lambda m: (m.conversation_id, m.seq))
+        return out
+
+    def list(
+        self, conversation_id: int, *, after_seq: int | None = None, limit: int | None = None
+    ) -> builtins.list[Message]:
+        if limit == 0:
+            return []
+        sql = "SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq"
+        params: list[Any] = [conversation_id, -1 if after_seq is None else after_seq]
+        if limit is not None and limit > 0:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [to_message(r) for r in self.s._q(sql, params)]
+
+    def iter_all(self, conversation_id: int, *, batch: int = 1000) -> Iterator[Message]:
+        return rows.iter_in_pages(
+            lambda after, limit: self.list(conversation_id, after_seq=after, limit=limit), batch
+        )
+
+    def parts(self, message_ids: Sequence[int]) -> dict[int, builtins.list[Part]]:
+        result: dict[int, builtins.list[Part]] = {mid: [] for mid in message_ids}
+        ids = builtins.list(result)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.s._q(
+                f"SELECT * FROM message_parts WHERE message_id IN ({marks}) "
+                "ORDER BY message_id, ordinal",
+                chunk,
+            ):
+                result[r["message_id"]].append(rows.part(r, decode_json))
+        return result
+
+    def native_records(
+        self, conversation_id: int, *, message_id: int | None = None
+    ) -> builtins.list[NativeRecord]:
+        sql = "SELECT * FROM native_records WHERE conversation_id = ?"
+        params: list[Any] = [conversation_id]
+        if message_id is not None:
+            sql += " AND message_id = ?"
+            params.append(message_id)
+        return [
+            rows.native_record(r, unpack_raw(r["raw"]))
+            for r in self.s._q(sql + " ORDER BY id", params)
+        ]
+
+    def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
+        for key in keys:
+            check_text(key, "native key")
+        found: set[str] = set()
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                r["native_key"]
+                for r in self.s._q(
+                    f"SELECT native_key FROM native_records WHERE conversation_id = ? "
+                    f"AND native_key IN ({marks})",
+                    [conversation_id, *chunk],
+                )
+            )
+        return found
+
+    def count(self, conversation_id: int | None = None) -> int:
+        if conversation_id is None:
+            row = self.s._q1("SELECT count(*) AS n FROM messages")
+        else:
+            row = self.s._q1(
+                "SELECT count(*) AS n FROM messages WHERE conversation_id = ?", (conversation_id,)
+            )
+        return int(row["n"]) if row else 0
+
+    def last(self, conversation_id: int) -> Message | None:
+        row = self.s._q1(
+            "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
+            (conversation_id,),
+        )
+        return None if row is None else to_message(row)
+
+    def rewrite(
+        self,
+        message_id: int,
+        content: str,
+        metadata: JSON | None,
+        parts: Sequence[PartRewrite] = (),
+    ) -> None:
+        check_text(content, "message content")
+        for p in parts:
+            check_text(p.text, "message part text")
+        meta = dumps_json(metadata)
+        part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE messages SET content = ?, metadata = ? WHERE id = ?",
+                (content, meta, message_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no message {message_id}")
+            for row in part_rows:
+                cur = self.db.execute(
+                    "UPDATE message_parts SET text = ?, metadata = ? "
+                    "WHERE message_id = ? AND ordinal = ?",
+                    row,
+                )
+                if cur.rowcount == 0:
+                    raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def rewrite_native_record(self, record_id: int, raw: str) -> None:
+        check_text(raw, "native record")
+        with self.s._atomic():
+            cur = self.db.execute(
+                "UPDATE native_records SET raw = ? WHERE id = ?", (pack_raw(raw), record_id)
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no native record {record_id}")

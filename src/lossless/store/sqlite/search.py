@@ -1,0 +1,373 @@
+"""grep on SQLite: FTS5 full-text ranking and the regex scan (trigram-assisted)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+from typing import Any
+
+from lossless.errors import (
+    InputError,
+)
+from lossless.models import (
+    SearchHit,
+)
+from lossless.store import rows
+from lossless.store.contract import (
+    GrepHits,
+    GrepQuery,
+)
+from lossless.store.regex import (
+    GLOB_SPECIAL,
+    ScanBudget,
+    compile_user_regex,
+    is_case_insensitive,
+    required_literal,
+    snippet_around,
+)
+from lossless.store.rows import (
+    check_text,
+    one_line,
+)
+from lossless.store.sqlite.repository import Repo
+from lossless.store.stopwords import content_words
+
+# bm25 ranks are negative, best lowest: halving a sub-agent's rank puts its
+# match below an equal one from the session that started it, while a much
+# better sub-agent match still comes first (most transcripts in a real
+# history are sub-agents', which would otherwise crowd out the sessions).
+_SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
+
+_RANKED_MESSAGES = (
+    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
+    "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
+    f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank"
+)
+# A regex literal found in at most this many messages fetches them by id.
+_RARE_LITERAL_ROWS = 2_000
+# Index rows ranked per page row before falling back to ranking them all.
+_RANKED_OVERFETCH = 4
+# Candidates are passed back as SQL parameters: stay far below SQLite's limit.
+_RANKED_MAX_CANDIDATES = 4_000
+
+_FTS_SYNTAX = re.compile(r'["*()^:]|\b(AND|OR|NOT|NEAR)\b')
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def full_text_query(pattern: str) -> str:
+    """Turn a user's words into an FTS5 query: every word quoted, OR-ed, ranked by bm25.
+
+    OR rather than AND because a question rarely shares every word with its
+    answer; bm25 still ranks messages holding more of the words first. Stop
+    words are left out when the query has other words (see ``stopwords``).
+    """
+    words = _WORD.findall(pattern)
+    if not words:
+        raise InputError(f"full-text pattern {pattern!r} has no searchable words")
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(content_words(words)))
+
+
+def full_text_passes(pattern: str) -> builtins.list[str]:
+    """The FTS5 queries grep runs in turn: every word (AND), then any word (OR).
+
+    The AND pass is cheap (few rows to rank) and finds the best matches; the
+    OR pass runs only when it left the page short. Ranking every message
+    that shares one common word with the query is what makes OR slow.
+    """
+    either = full_text_query(pattern)
+    words = either.split(" OR ")
+    return [either] if len(words) == 1 else [" AND ".join(words), either]
+
+
+class Search(Repo):
+    def index_backlog(self) -> int:
+        # Ids are handed out in order and messages are never deleted, so the
+        # backlog is a difference of two lookups; count(*) would read every
+        # page of the table (a second at a million rows, in every hook).
+        row = self.s._q1(
+            "SELECT coalesce((SELECT max(id) FROM messages), 0) "
+            "- (SELECT indexed_upto FROM trigram_progress) AS n"
+        )
+        return max(0, int(row["n"])) if row else 0
+
+    def catch_up(self, max_rows: int) -> int:
+        if max_rows <= 0:
+            return 0
+        with self.s._atomic():
+            row = self.s._q1(
+                "SELECT max(id) AS last, count(*) AS n FROM (SELECT id FROM messages "
+                "WHERE id > (SELECT indexed_upto FROM trigram_progress) ORDER BY id LIMIT ?)",
+                (max_rows,),
+            )
+            if row is None or row["last"] is None:
+                return 0
+            self.db.execute(
+                "INSERT INTO messages_trigram(rowid, content) SELECT id, content FROM messages "
+                "WHERE id > (SELECT indexed_upto FROM trigram_progress) AND id <= ?",
+                (row["last"],),
+            )
+            self.db.execute("UPDATE trigram_progress SET indexed_upto = ?", (row["last"],))
+            return int(row["n"])
+
+    def grep(self, query: GrepQuery) -> GrepHits:
+        if not query.pattern:
+            raise InputError("grep pattern is empty")
+        check_text(query.pattern, "grep pattern")
+        check_text(query.session_id, "session id")
+        check_text(query.project, "project")
+        check_text(query.since, "since")
+        limit = max(0, query.limit)
+        if limit == 0:
+            return GrepHits()
+        budget = ScanBudget(query.time_budget_s)
+        hits: list[SearchHit] = []
+        if query.scope in ("messages", "both"):
+            hits.extend(self._messages(query, limit, budget))
+        if query.scope in ("summaries", "both"):
+            hits.extend(self._summaries(query, limit, budget))
+        return rows.ranked_hits(
+            hits,
+            full_text=query.mode == "full_text",
+            limit=limit,
+            covering=self.s.summaries.covering,
+            stopped_at=budget.stopped_at,
+        )
+
+    def _filters(self, query: GrepQuery, alias: str) -> tuple[str, list[Any]]:
+        sql = ""
+        params: list[Any] = []
+        if query.conversation_id is not None:
+            sql += f" AND {alias}.conversation_id = ?"
+            params.append(query.conversation_id)
+        if query.session_id is not None:
+            sql += " AND c.session_id = ?"
+            params.append(query.session_id)
+        if query.project is not None:
+            sql += " AND c.project = ?"
+            params.append(query.project)
+        if query.since is not None:
+            sql += f" AND {alias}.{'created_at' if alias == 'm' else 'latest_at'} >= ?"
+            params.append(query.since)
+        return sql, params
+
+    def _messages(
+        self, query: GrepQuery, limit: int, budget: ScanBudget
+    ) -> builtins.list[SearchHit]:
+        where, params = self._filters(query, "m")
+        if query.mode == "full_text":
+            rows: dict[int, Any] = {}
+            for match in full_text_passes(query.pattern):
+                # With filters (a project, a session) the best rows may all be
+                # filtered out, and a failed attempt would cost a second ranking.
+                page: builtins.list[Any] | None = (
+                    None if where else self._ranked_from_best(match, limit)
+                )
+                if page is None:
+                    page = self.s._q(
+                        f"{_RANKED_MESSAGES} FROM messages_fts "
+                        "JOIN messages m ON m.id = messages_fts.rowid "
+                        "JOIN conversations c ON c.id = m.conversation_id "
+                        f"WHERE messages_fts MATCH ?{where} "
+                        "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
+                        [match, *params, limit],
+                    )
+                for r in page:
+                    rows.setdefault(r["id"], r)
+                if len(rows) >= limit:
+                    break
+            return [
+                SearchHit(
+                    kind="message",
+                    id=str(r["id"]),
+                    conversation_id=r["conversation_id"],
+                    role=r["role"],
+                    created_at=r["created_at"],
+                    snippet=one_line(r["snip"]),
+                    rank=float(r["rank"]),
+                    seq=r["seq"],
+                    session_id=r["session_id"],
+                    project=r["project"],
+                )
+                for r in rows.values()
+            ]
+        regex = compile_user_regex(query.pattern)
+        # GLOB keeps the whole literal ('_' and '%' are plain there) and is
+        # case-sensitive like the regex; a (?i) regex needs LIKE instead.
+        if is_case_insensitive(query.pattern):
+            literal, operator, wrap = required_literal(query.pattern), "LIKE", "%"
+        else:
+            literal, operator, wrap = (
+                required_literal(query.pattern, avoid=GLOB_SPECIAL),
+                "GLOB",
+                "*",
+            )
+        prefilter = ""
+        pre_params: list[Any] = []
+        if literal is not None:
+            prefilter, pre_params = self._literal_prefilter(f"{wrap}{literal}{wrap}", operator)
+        sql = (
+            "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, m.content, "
+            "c.session_id, c.project FROM messages m "
+            "JOIN conversations c ON c.id = m.conversation_id "
+            f"WHERE 1=1{prefilter}{where} ORDER BY m.created_at DESC, m.id DESC"
+        )
+        hits: list[SearchHit] = []
+        with self.s._lock:
+            self.s._check_open()
+            for r in self.db.execute(sql, [*pre_params, *params]):
+                if budget.spent(r["created_at"]):
+                    break
+                found = regex.search(r["content"])
+                if found is None:
+                    continue
+                hits.append(
+                    SearchHit(
+                        kind="message",
+                        id=str(r["id"]),
+                        conversation_id=r["conversation_id"],
+                        role=r["role"],
+                        created_at=r["created_at"],
+                        snippet=snippet_around(r["content"], found.start(), found.end()),
+                        seq=r["seq"],
+                        session_id=r["session_id"],
+                        project=r["project"],
+                    )
+                )
+                if len(hits) >= limit:
+                    break
+        return hits
+
+    def _literal_prefilter(self, pattern: str, operator: str) -> tuple[str, builtins.list[Any]]:
+        """The WHERE clause narrowing a regex scan to rows whose text holds its literal.
+
+        Rows the trigram index does not hold yet are always candidates. Few
+        candidates (a rare literal: an id, an error code) are fetched by id and
+        sorted; many (a common word) are better met walking the time index
+        newest first until the page is full, which never sorts them all.
+        """
+        rare = [
+            r[0]
+            for r in self.s._q(
+                f"SELECT rowid FROM messages_trigram WHERE content {operator} ? LIMIT ?",
+                (pattern, _RARE_LITERAL_ROWS + 1),
+            )
+        ]
+        if len(rare) <= _RARE_LITERAL_ROWS:
+            return (
+                " AND m.id IN (SELECT value FROM json_each(?) UNION ALL "
+                "SELECT id FROM messages WHERE id > (SELECT indexed_upto FROM trigram_progress))",
+                [json.dumps(rare)],
+            )
+        return (
+            f" AND (m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
+            " OR m.id > (SELECT indexed_upto FROM trigram_progress))",
+            [pattern],
+        )
+
+    def _ranked_from_best(self, match: str, limit: int) -> builtins.list[dict[str, Any]] | None:
+        """The page of ``match`` from the index's best-ranked rows alone, or None.
+
+        Ranking needs bm25 of every matching row, and joining each one to its
+        message and conversation (for filters and tie-breaks) before sorting
+        cost as much again. Here FTS5 sorts by bm25 itself, and only its best
+        ``limit * 4`` rows are joined and ordered (a sub-agent's weight only
+        makes a rank worse). The page is exact when its last row ranks
+        strictly better than every row left out; otherwise (ties at the cut)
+        None: rank everything. Only unfiltered searches try it (see the caller).
+        """
+        wanted = limit * _RANKED_OVERFETCH
+        if wanted > _RANKED_MAX_CANDIDATES:
+            return None  # a page that long: one ranking of everything is as good
+        best = self.s._q(
+            "SELECT rowid, rank, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip "
+            "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+            [match, wanted],
+        )
+        if not best:
+            return []
+        found = {r["rowid"]: r for r in best}
+        marks = ",".join("?" * len(best))
+        page = [
+            {**dict(r), "snip": found[r["id"]]["snip"], "rank": found[r["id"]]["rank"] * r["w"]}
+            for r in self.s._q(
+                "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
+                f"c.project, {_SUBAGENT_WEIGHT} AS w FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                f"WHERE m.id IN ({marks})",
+                list(found),
+            )
+        ]
+        # Stable sorts, least significant key first: id, time, then rank.
+        page.sort(key=lambda r: r["id"], reverse=True)
+        page.sort(key=lambda r: r["created_at"], reverse=True)
+        page.sort(key=lambda r: r["rank"])
+        page = page[:limit]
+        if len(best) < wanted:
+            return page  # every matching row was a candidate
+        if len(page) < limit or page[-1]["rank"] >= best[-1]["rank"]:
+            return None
+        return page
+
+    def _summaries(
+        self, query: GrepQuery, limit: int, budget: ScanBudget
+    ) -> builtins.list[SearchHit]:
+        where, params = self._filters(query, "s")
+        if query.mode == "full_text":
+            ranked: dict[str, Any] = {}
+            for match in full_text_passes(query.pattern):
+                for r in self.s._q(
+                    "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
+                    "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
+                    f"summaries_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM summaries_fts "
+                    "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
+                    "JOIN summaries s ON s.id = r.summary_id "
+                    "JOIN conversations c ON c.id = s.conversation_id "
+                    f"WHERE summaries_fts MATCH ?{where} ORDER BY rank LIMIT ?",
+                    [match, *params, limit],
+                ):
+                    ranked.setdefault(r["id"], r)
+                if len(ranked) >= limit:
+                    break
+            return [
+                SearchHit(
+                    kind="summary",
+                    id=r["id"],
+                    conversation_id=r["conversation_id"],
+                    role=None,
+                    created_at=r["latest_at"],
+                    snippet=one_line(r["snip"]),
+                    rank=float(r["rank"]),
+                    session_id=r["session_id"],
+                    project=r["project"],
+                )
+                for r in ranked.values()
+            ]
+        regex = compile_user_regex(query.pattern)
+        hits: list[SearchHit] = []
+        for r in self.s._q(
+            "SELECT s.id, s.conversation_id, s.latest_at, s.content, c.session_id, c.project "
+            "FROM summaries s JOIN conversations c ON c.id = s.conversation_id "
+            f"WHERE 1=1{where} ORDER BY s.latest_at DESC, s.id DESC",
+            params,
+        ):
+            if budget.spent(r["latest_at"]):
+                break
+            found = regex.search(r["content"])
+            if found is None:
+                continue
+            hits.append(
+                SearchHit(
+                    kind="summary",
+                    id=r["id"],
+                    conversation_id=r["conversation_id"],
+                    role=None,
+                    created_at=r["latest_at"],
+                    snippet=snippet_around(r["content"], found.start(), found.end()),
+                    session_id=r["session_id"],
+                    project=r["project"],
+                )
+            )
+            if len(hits) >= limit:
+                break
+        return hits

@@ -1,0 +1,57 @@
+// The store's health: what `lcm status` and `lcm doctor` report, backlogs included.
+import { api } from "../api.js";
+import { h, put, num, badge } from "../dom.js";
+
+function table(rows, id) {
+  return h("table", { class: "grid kv", id }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))));
+}
+
+export async function render(root, { params, go, isCurrent }) {
+  const doctor = params.get("doctor") === "1";
+  const data = await api("health", { doctor: doctor ? 1 : "" });
+  if (!isCurrent()) return;
+  const s = data.stats;
+  const info = data.store;
+  const redacted = Object.entries(data.redactions).map(([k, v]) => `${k} ${num(v)}`).join(", ");
+  put(root, 
+    h("h1", {}, "Health"),
+    h("h2", {}, "Store"),
+    table(
+      [
+        ["backend", `${info.backend} (${info.path || ""})`],
+        ["version", info.server_version ? `PostgreSQL ${info.server_version}` : info.sqlite_version ? `SQLite ${info.sqlite_version}` : "–"],
+        ["schema", (info.migrations || []).join(", ") || "none"],
+        ["size", info.bytes_on_disk !== undefined ? `${(info.bytes_on_disk / 1e6).toFixed(1)} MB` : "–"],
+        ["conversations", num(s.conversations)],
+        ["messages", `${num(s.messages)} (${num(s.message_tokens)} tokens)`],
+        ["summaries", `${num(s.summaries)} (${num(s.summary_tokens)} tokens)`],
+        ["large files", num(s.large_files)],
+        ["quarantined lines", num(s.quarantined)],
+        ["redacted secrets", redacted || "none"],
+      ],
+      "store-stats",
+    ),
+    h("h2", {}, "Backlogs"),
+    table(
+      [
+        ["substring index", data.substring_index_backlog ? `${num(data.substring_index_backlog)} message(s) not indexed yet (regex grep scans them meanwhile)` : "up to date"],
+        ["compaction waiting", num(data.compaction_pending)],
+        ["compaction failed", num(data.compaction_failed)],
+        ["worker", data.worker_pid ? `running (pid ${data.worker_pid})` : "not running"],
+      ],
+      "backlogs",
+    ),
+    h("h2", {}, "Doctor"),
+  );
+  if (!data.doctor) {
+    put(root, h("button", { type: "button", id: "run-doctor", onclick: () => go("/health", { doctor: 1 }) }, "Run the store, worker, summarizer and hook checks"), h("p", { class: "muted" }, "The integrity check reads the whole database: slow on a large store."));
+    return;
+  }
+  put(root, 
+    h(
+      "table",
+      { class: "grid", id: "doctor" },
+      h("tbody", {}, data.doctor.map((c) => h("tr", {}, h("td", {}, badge(c.status, c.status === "ok" ? "ok" : c.status === "problem" ? "bad" : "warn")), h("td", {}, `${c.area}: ${c.name}`), h("td", {}, c.detail, c.fix ? h("div", { class: "muted" }, `fix: ${c.fix}`) : null)))),
+    ),
+  );
+}
