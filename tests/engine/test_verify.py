@@ -136,7 +136,7 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 
 def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
-    """Migration 0006 records the hashes of rows stored before it."""
+    """Migration 0007 records the hashes of rows stored before it."""
     with Engine.open(lcm_home, **SMALL) as engine:
         engine.import_file(SAMPLE, final=True)
     db = lcm_home / "lcm.db"
@@ -146,7 +146,7 @@ def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
         ("native_records", "raw_hash"),
     ):
         _sql(db, f"UPDATE {table} SET {column} = NULL")
-    _sql(db, "DELETE FROM schema_migrations WHERE version = 6")
+    _sql(db, "DELETE FROM schema_migrations WHERE version = 7")
     for table, column in (
         ("messages", "content_hash"),
         ("message_parts", "content_hash"),

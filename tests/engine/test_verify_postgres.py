@@ -18,7 +18,7 @@ require_psycopg()
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-session.jsonl"
 MIGRATION = (
     Path(__file__).resolve().parents[2]
-    / "src/lossless/store/postgres/migrations/0006_content_hashes.sql"
+    / "src/lossless/store/postgres/migrations/0007_content_hashes.sql"
 )
 
 

@@ -1,6 +1,6 @@
 """Content hashes recorded at ingest and recomputed by ``lcm verify``.
 
-One definition for both backends: migration 0006 computes the same hex
+One definition for both backends: migration 0007 computes the same hex
 SHA-256 in SQL (PostgreSQL) or through these functions registered on the
 connection (SQLite) for rows stored before it. Fields are joined with the
 unit separator; a missing (NULL) field is the record separator alone, so

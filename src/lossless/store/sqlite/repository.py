@@ -50,7 +50,7 @@ def unpack_raw(value: str | bytes) -> str:
 
 
 def register_hash_functions(db: sqlite3.Connection) -> None:
-    """The content-hash functions migration 0006 and rewrites use in SQL
+    """The content-hash functions migration 0007 and rewrites use in SQL
     (the same definitions as ``lossless.store.hashing``)."""
     db.create_function("lcm_message_hash", 2, message_hash, deterministic=True)
     db.create_function("lcm_part_hash", 4, part_hash, deterministic=True)
