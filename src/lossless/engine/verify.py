@@ -87,11 +87,16 @@ def _verify_conversation(
             break
     message_ids = [m.id for m in messages]
     known = set(message_ids)
+    hashed = store.messages.hashed_rows(conversation.id)
     if check_content:
-        _verify_hashes(store.messages.hashed_rows(conversation.id), problem)
-    parts = store.messages.parts(message_ids)
-    for message_id, message_parts in parts.items():
-        ordinals = [p.ordinal for p in message_parts]
+        _verify_hashes(hashed, problem)
+    # The hashed rows list every part in order: the ordinals come from them
+    # instead of a second read of every part.
+    part_ordinals: dict[int, list[int]] = {}
+    for row in hashed:
+        if row.kind == "part" and row.message_id is not None and row.ordinal is not None:
+            part_ordinals.setdefault(row.message_id, []).append(row.ordinal)
+    for message_id, ordinals in part_ordinals.items():
         if ordinals != list(range(len(ordinals))):
             problem(f"message {message_id} has part ordinals {ordinals}")
     for record in store.messages.native_records(conversation.id):
