@@ -428,6 +428,7 @@ def _unstored_replies(engine: Engine, payload: dict[str, Any]) -> list[str]:
     path = _path_field(payload, "transcript_path")
     if path is None or not path.is_file():
         return []
+    path = confine_transcript(path, engine.config, "transcript_path")
     kind = detect_kind(path)
     if kind is None:
         return []
@@ -458,14 +459,17 @@ def _describe(result: FileImportResult) -> str:
 # --------------------------------------------------------------------------- ingest
 
 
-def transcript_paths(payload: dict[str, Any]) -> list[Path]:
+def transcript_paths(payload: dict[str, Any], config: Config) -> list[Path]:
     """The transcripts an event points at: the session's, then its sub-agents'.
 
     Parents come first so a sub-agent's conversation can link to its parent.
+    Each is confined (``confine_transcript``): a payload is input, and a hook
+    must not copy an arbitrary file of the machine into the store.
     """
     main_path = _path_field(payload, "transcript_path")
     if main_path is None:
         raise HookInputError("the event has no transcript_path")
+    main_path = confine_transcript(main_path, config, "transcript_path")
     found = [main_path]
     # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl
     # beside <session>.jsonl.
@@ -473,9 +477,49 @@ def transcript_paths(payload: dict[str, Any]) -> list[Path]:
     if subagents.is_dir():
         found.extend(sorted(p for p in subagents.glob("*.jsonl") if p.is_file()))
     agent_path = _path_field(payload, "agent_transcript_path")
-    if agent_path is not None and agent_path not in found:
-        found.append(agent_path)
+    if agent_path is not None:
+        agent_path = confine_transcript(agent_path, config, "agent_transcript_path")
+        if agent_path not in found:
+            found.append(agent_path)
     return found
+
+
+def transcript_roots(config: Config) -> list[Path]:
+    """Folders a hook may read transcripts from: the clients' own, plus ``transcript_dirs``."""
+    roots = [
+        config.path("claude_home") / "projects",
+        config.path("codex_home") / "sessions",
+        config.path("codex_home") / "archived_sessions",
+    ]
+    extra = str(config.get("transcript_dirs") or "")
+    roots.extend(Path(p).expanduser() for p in extra.split(os.pathsep) if p.strip())
+    return roots
+
+
+def confine_transcript(path: Path, config: Config, key: str) -> Path:
+    """``path`` if it looks like a client's transcript under an allowed folder.
+
+    The path is resolved first (symbolic links, ``..``), so neither a link nor
+    a relative path climbs out of the folder. Only ``*.jsonl`` files count.
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        raise HookInputError(f"{key} {path} cannot be resolved (a symbolic link loop?)") from None
+    if resolved.suffix != ".jsonl":
+        raise HookInputError(f"{key} {path} is not a transcript (*.jsonl); not read")
+    for root in transcript_roots(config):
+        try:
+            real_root = root.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if resolved.is_relative_to(real_root):
+            return path
+    where = ", ".join(str(r) for r in transcript_roots(config))
+    raise HookInputError(
+        f"{key} {path} is outside the folders transcripts are read from ({where}); "
+        "add its folder to the transcript_dirs setting (LCM_TRANSCRIPT_DIRS) to allow it"
+    )
 
 
 def _path_field(payload: dict[str, Any], key: str) -> Path | None:
@@ -505,7 +549,7 @@ def ingest_transcripts(
     from lossless.worker import FileLock
 
     results: list[FileImportResult] = []
-    paths = transcript_paths(payload)
+    paths = transcript_paths(payload, engine.config)
     if not paths[0].is_file():
         raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
     importer = engine.importer()
@@ -555,7 +599,7 @@ def _defer(
     """Hand a large backlog to a detached ``lcm hook --background``; True if handed off."""
     if inline_bytes is None:
         return False
-    paths = transcript_paths(payload)
+    paths = transcript_paths(payload, engine.config)
     lock = _background_lock(engine.config, payload)
     if not lock.acquire():
         if event != "SessionEnd":
@@ -721,7 +765,7 @@ def capture_offline(
     from lossless.store.outbox import Outbox
     from lossless.worker import FileLock
 
-    paths = transcript_paths(payload)
+    paths = transcript_paths(payload, config)
     if not paths[0].is_file():
         raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
     notes: list[str] = []
@@ -1038,6 +1082,12 @@ def _log(
 
 
 def _append(log_dir: Path, text: str) -> None:
+    # A failing hook logs its payload's problem, which may quote the payload:
+    # secrets never reach a log either (built-in detectors; the user's
+    # patterns need the configuration, which may be what failed).
+    from lossless.redact import redact_text
+
+    text = redact_text(text).text
     log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = log_dir / LOG_FILE
     try:
