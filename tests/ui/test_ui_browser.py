@@ -167,8 +167,11 @@ def test_a_large_expansion_pages(page: Any, ui_server: UiServer, artifacts: Path
     sizes = [int(t.split()[0].replace(",", "")) for t in counts if t.endswith("messages")]
     biggest = max(range(len(sizes)), key=lambda i: sizes[i])
     assert sizes[biggest] > 50, "a leaf of the real sessions covers more than two pages"
-    page.locator("svg.dag g.node.leaf").nth(biggest).click()
+    leaf = page.locator("svg.dag g.node.leaf").nth(biggest)
+    leaf_id = leaf.get_attribute("data-id")
+    leaf.click()
     page.wait_for_selector("#source-messages article.msg")
+    assert page.inner_text("#dag-panel h2") == leaf_id
     seen: list[str] = []
     pages = 0
     while True:
@@ -182,7 +185,7 @@ def test_a_large_expansion_pages(page: Any, ui_server: UiServer, artifacts: Path
             shoot(page, artifacts, "expansion-page-2")
         if page.locator("#msgs-next").is_disabled():
             break
-        before = page.inner_text("#msgs-range")
+        before = page.text_content("#msgs-range")
         page.click("#msgs-next")
         page.wait_for_function(
             "before => document.querySelector('#msgs-range').textContent !== before", arg=before

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
     from lossless.integrations import Plan, Scope

@@ -8,6 +8,7 @@ format until the conversation changes, so paging does not rebuild it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -103,7 +104,17 @@ def segments(engine: Engine, assembled: AssembledContext) -> list[dict[str, Any]
             "count": b.fresh_tail_messages,
         }
     )
-    note = b.total - b.system - b.summaries - b.messages
+    if b.prompt_tokens:
+        # The newest user prompt, repeated at the end when its turn was compacted.
+        out.append(
+            {
+                "kind": "prompt",
+                "label": "newest prompt, repeated",
+                "tokens": b.prompt_tokens,
+                "count": 1,
+            }
+        )
+    note = b.total - b.system - b.summaries - b.messages - b.prompt_tokens
     if note > 0:
         out.append({"kind": "note", "label": "continuation note", "tokens": note, "count": 1})
     out.append(
@@ -139,20 +150,8 @@ def context_window(
         "budget": budget,
         "default_budget": int(engine.config.get("context_budget_tokens")),
         "system": assembled.system,
-        "breakdown": {
-            "budget": b.budget,
-            "total": b.total,
-            "system": b.system,
-            "summaries": b.summaries,
-            "messages": b.messages,
-            "fresh_tail": b.fresh_tail,
-            "summary_count": b.summary_count,
-            "message_count": b.message_count,
-            "fresh_tail_messages": b.fresh_tail_messages,
-            "dropped_items": b.dropped_items,
-            "dropped_tokens": b.dropped_tokens,
-            "over_budget": b.over_budget,
-        },
+        # Every field lcm context --json reports, as the engine computed it.
+        "breakdown": dataclasses.asdict(b),
         "segments": bar,
         "included": len(assembled.included),
         "total_messages": len(assembled.messages),
