@@ -173,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p50 = common.median(values)
         from_spawn = name in ("initialize", "tools/list", "first call answered")
         since = "from spawn" if from_spawn else "request -> answer"
+        if name == "exit after EOF":
+            since = "stdin closed -> exit"
         ratio = f"{p50 / floor:.1f}x" if since == "from spawn" else "-"
         rows.append(
             [
