@@ -146,6 +146,36 @@ def test_tools_are_listed_with_documented_parameters(history: dict[str, Any]) ->
     anyio.run(main)
 
 
+READ_ONLY_TOOLS = TOOLS - {"lcm_store"}
+
+
+def test_tools_declare_annotations_titles_and_output_schemas(history: dict[str, Any]) -> None:
+    from lossless import __version__
+
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            assert client.server_info is not None
+            assert client.server_info.name == "lossless"
+            assert client.server_info.version == __version__
+            listed = await client.list_tools()
+            for tool in listed.tools:
+                hints = tool.annotations
+                assert hints is not None and tool.title, tool.name
+                assert hints.read_only_hint is (tool.name in READ_ONLY_TOOLS), tool.name
+                assert hints.destructive_hint is False, tool.name
+                schema = tool.output_schema
+                assert schema and schema.get("type") == "object", tool.name
+                assert schema.get("properties"), tool.name
+            by_name = {t.name: t for t in listed.tools}
+            store = by_name["lcm_store"].annotations
+            assert store is not None and store.idempotent_hint is True
+            grep_out = by_name["lcm_grep"].output_schema or {}
+            assert {"hits", "next_offset", "pattern"} <= set(grep_out["properties"])
+            assert {"hits", "next_offset"} <= set(grep_out["required"])
+
+    anyio.run(main)
+
+
 def test_grep_is_scoped_to_the_project_and_pages(history: dict[str, Any]) -> None:
     async def main() -> None:
         async with memory_client(tools_for(history)) as client:

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from lossless.engine.engine import Engine
+from lossless.process import FileLock
 from lossless.worker import (
     DONE_AT,
     LAST_ERROR,
-    FileLock,
     Worker,
     is_pending,
     request_compaction,
@@ -233,7 +233,7 @@ def test_worker_lock_is_released_by_a_dead_holder(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from lossless.worker import FileLock;"
+            "import sys, time; from pathlib import Path; from lossless.process import FileLock;"
             f"lock = FileLock(Path({str(path)!r})); assert lock.acquire(); lock.write_pid();"
             "print('held', flush=True); time.sleep(60)",
         ],

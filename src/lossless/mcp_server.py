@@ -36,8 +36,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
 
@@ -46,6 +47,15 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_SECONDS,
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,
+)
+from lossless.mcp_results import (
+    DescribeResult,
+    ExpandQueryResult,
+    ExpandResult,
+    GrepResult,
+    SearchResult,
+    StatusResult,
+    StoreResult,
 )
 
 if TYPE_CHECKING:
@@ -221,7 +231,7 @@ class LcmTools:
         from lossless.errors import LosslessError
 
         if session_id or since or scope != "both":
-            return self.grep(
+            found = self.grep(
                 query,
                 mode="full_text",
                 scope=scope,
@@ -231,6 +241,8 @@ class LcmTools:
                 limit=limit,
                 offset=offset,
             )
+            found["query"] = found.pop("pattern")
+            return found
         project = self._scope(all_projects, None)
         try:
             hits = search_all(self.engine.store, query, project=project, limit=offset + limit + 1)
@@ -531,7 +543,7 @@ class LcmTools:
         context_tokens = sum(store.context.token_total(c.id) for c in conversations)
         pending = [c.id for c in conversations if is_pending(c)]
         errors = {
-            str(c.id): c.metadata.get("lcm_compaction_error")
+            str(c.id): str(c.metadata.get("lcm_compaction_error"))
             for c in conversations
             if c.metadata.get("lcm_compaction_error")
         }
@@ -599,10 +611,66 @@ TokenCap = Annotated[
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """MCP tool annotations (hints to the client, e.g. what it may run unasked).
+
+    Every hint is stated, none left to a default: clients differ in which
+    defaults they assume (the spec's ``destructiveHint`` defaults to true, and
+    some clients read it even when ``readOnlyHint`` is true).
+    """
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+# The retrieval tools only read the local store. Codex runs a tool under its
+# default "never ask" policy only when it says readOnlyHint: true.
+READ_ONLY = ToolHints(read_only=True, destructive=False, idempotent=True, open_world=False)
+# lcm_expand_query reads too, but may send evidence to the configured model
+# provider (an outside service): open world.
+READ_ONLY_DELEGATING = ToolHints(
+    read_only=True, destructive=False, idempotent=False, open_world=True
+)
+# lcm_store adds a memory and never deletes or overwrites one; storing the
+# same fact again merges into the existing memory, so a retry is harmless.
+STORE_HINTS = ToolHints(read_only=False, destructive=False, idempotent=True, open_world=False)
+
+
+def tool_annotations(hints: ToolHints) -> Any:
+    """``hints`` as the SDK's ``ToolAnnotations``."""
+    from mcp.types import ToolAnnotations
+
+    # By the wire names: mcp 2 names its fields in snake_case, mcp 1 in camelCase.
+    return ToolAnnotations.model_validate(
+        {
+            "readOnlyHint": hints.read_only,
+            "destructiveHint": hints.destructive,
+            "idempotentHint": hints.idempotent,
+            "openWorldHint": hints.open_world,
+        }
+    )
+
+
+def new_server(server_class: Any) -> Any:
+    """The SDK server, reporting this package's name and version in ``initialize``."""
+    from lossless import __version__
+
+    try:
+        return server_class(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__)
+    except TypeError:
+        # mcp 1's FastMCP takes no version: set it on its low-level server.
+        server = server_class(SERVER_NAME, instructions=INSTRUCTIONS)
+        server._mcp_server.version = __version__
+        return server
+
+
 def build_server(tools: LcmTools) -> Any:
     """An MCP server exposing ``tools``; run it with ``.run("stdio")``."""
     server_class, tool_error = _server_classes()
-    server = server_class(SERVER_NAME, instructions=INSTRUCTIONS)
+    server = new_server(server_class)
 
     def call(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -621,7 +689,7 @@ def build_server(tools: LcmTools) -> Any:
         all_projects: AllProjects = False,
         limit: Limit = 20,
         offset: Offset = 0,
-    ) -> dict[str, Any]:
+    ) -> GrepResult:
         """Find messages and summaries matching a regular expression, newest first.
 
         Each hit gives the message or summary id (for lcm_describe) and, for a
@@ -630,17 +698,20 @@ def build_server(tools: LcmTools) -> Any:
         characters reads every message and may stop at a time budget: the
         result then has complete=false and a note saying how far back it got.
         """
-        return call(
-            lambda: tools.grep(
-                pattern,
-                mode=mode,
-                scope=scope,
-                session_id=session_id,
-                since=since,
-                all_projects=all_projects,
-                limit=limit,
-                offset=offset,
-            )
+        return cast(
+            "GrepResult",
+            call(
+                lambda: tools.grep(
+                    pattern,
+                    mode=mode,
+                    scope=scope,
+                    session_id=session_id,
+                    since=since,
+                    all_projects=all_projects,
+                    limit=limit,
+                    offset=offset,
+                )
+            ),
         )
 
     def lcm_search(
@@ -651,7 +722,7 @@ def build_server(tools: LcmTools) -> Any:
         all_projects: AllProjects = False,
         limit: Limit = 10,
         offset: Offset = 0,
-    ) -> dict[str, Any]:
+    ) -> SearchResult:
         """Ranked full-text search over every stored message and summary, best match first.
 
         Use it to find where something was discussed when you know some words
@@ -660,16 +731,19 @@ def build_server(tools: LcmTools) -> Any:
         Each hit gives ids to follow with lcm_describe (messages) or lcm_expand
         (summaries and covering_summary_id).
         """
-        return call(
-            lambda: tools.search(
-                query,
-                scope=scope,
-                session_id=session_id,
-                since=since,
-                all_projects=all_projects,
-                limit=limit,
-                offset=offset,
-            )
+        return cast(
+            "SearchResult",
+            call(
+                lambda: tools.search(
+                    query,
+                    scope=scope,
+                    session_id=session_id,
+                    since=since,
+                    all_projects=all_projects,
+                    limit=limit,
+                    offset=offset,
+                )
+            ),
         )
 
     def lcm_store(
@@ -680,14 +754,16 @@ def build_server(tools: LcmTools) -> Any:
         confidence: Annotated[
             float, Field(ge=0.0, le=1.0, description="How sure you are (0..1).")
         ] = 1.0,
-    ) -> dict[str, Any]:
+    ) -> StoreResult:
         """Keep a durable memory for this project: a decision, a convention, a fix.
 
         Memories outlive sessions and compaction: lcm_search finds them and
         relevant ones are shown with future prompts. Near-duplicates are
         merged, so storing the same fact twice is harmless. Never store secrets.
         """
-        return call(lambda: tools.store_memory(text, tags=tags, confidence=confidence))
+        return cast(
+            "StoreResult", call(lambda: tools.store_memory(text, tags=tags, confidence=confidence))
+        )
 
     def lcm_describe(
         id: Annotated[
@@ -698,14 +774,16 @@ def build_server(tools: LcmTools) -> Any:
         offset: Annotated[
             int, Field(ge=0, description="Character offset into the content (next_offset).")
         ] = 0,
-    ) -> dict[str, Any]:
+    ) -> DescribeResult:
         """Show one message, summary or large file: metadata and content, verbatim.
 
         Long content comes in pages of max_tokens; continue with
         offset=next_offset. A summary lists what it was built from; a message
         names the summary that covers it.
         """
-        return call(lambda: tools.describe(id, max_tokens=max_tokens, offset=offset))
+        return cast(
+            "DescribeResult", call(lambda: tools.describe(id, max_tokens=max_tokens, offset=offset))
+        )
 
     def lcm_expand(
         summary_id: Annotated[str, Field(description="The summary to open (sum_...).")],
@@ -714,17 +792,23 @@ def build_server(tools: LcmTools) -> Any:
         include_messages: Annotated[
             bool, Field(description="Include the verbatim source messages of leaf summaries.")
         ] = True,
-    ) -> dict[str, Any]:
+    ) -> ExpandResult:
         """Open a summary into what it was built from: child summaries, or for a
         leaf summary the original messages verbatim.
 
         Stops at max_tokens (truncated=true): then expand one of the returned
         child ids instead of the whole summary.
         """
-        return call(
-            lambda: tools.expand(
-                summary_id, depth=depth, max_tokens=max_tokens, include_messages=include_messages
-            )
+        return cast(
+            "ExpandResult",
+            call(
+                lambda: tools.expand(
+                    summary_id,
+                    depth=depth,
+                    max_tokens=max_tokens,
+                    include_messages=include_messages,
+                )
+            ),
         )
 
     def lcm_expand_query(
@@ -737,7 +821,7 @@ def build_server(tools: LcmTools) -> Any:
         time_budget_s: Annotated[
             float, Field(gt=0, le=MAX_QUERY_SECONDS, description="Hard time limit, seconds.")
         ] = DEFAULT_QUERY_SECONDS,
-    ) -> dict[str, Any]:
+    ) -> ExpandQueryResult:
         """Answer a question from the compacted history of past sessions.
 
         Finds the summaries and messages that best match the question, expands
@@ -746,31 +830,34 @@ def build_server(tools: LcmTools) -> Any:
         truncated}. Offline it returns the ranked evidence itself (mode
         "evidence") for you to read. One call at a time per session.
         """
-        return call(
-            lambda: tools.expand_query(
-                question,
-                session_id=session_id,
-                all_projects=all_projects,
-                max_tokens=max_tokens,
-                time_budget_s=time_budget_s,
-            )
+        return cast(
+            "ExpandQueryResult",
+            call(
+                lambda: tools.expand_query(
+                    question,
+                    session_id=session_id,
+                    all_projects=all_projects,
+                    max_tokens=max_tokens,
+                    time_budget_s=time_budget_s,
+                )
+            ),
         )
 
-    def lcm_status(all_projects: AllProjects = False) -> dict[str, Any]:
+    def lcm_status(all_projects: AllProjects = False) -> StatusResult:
         """What lossless holds for this project: conversations, messages, summaries,
         context tokens, pending compaction and the summarizer in use."""
-        return call(lambda: tools.status(all_projects=all_projects))
+        return cast("StatusResult", call(lambda: tools.status(all_projects=all_projects)))
 
-    for fn in (
-        lcm_grep,
-        lcm_search,
-        lcm_store,
-        lcm_describe,
-        lcm_expand,
-        lcm_expand_query,
-        lcm_status,
+    for fn, title, hints in (
+        (lcm_grep, "Grep history", READ_ONLY),
+        (lcm_search, "Search history and memories", READ_ONLY),
+        (lcm_store, "Store a memory", STORE_HINTS),
+        (lcm_describe, "Describe a message, summary or file", READ_ONLY),
+        (lcm_expand, "Expand a summary", READ_ONLY),
+        (lcm_expand_query, "Answer from history", READ_ONLY_DELEGATING),
+        (lcm_status, "Lossless status", READ_ONLY),
     ):
-        server.add_tool(fn)
+        server.add_tool(fn, title=title, annotations=tool_annotations(hints))
     return server
 
 

@@ -32,7 +32,8 @@ waiting on each other. The metadata stays the record of what was asked
 (mode, timestamps) on both, so a claimed job whose request was already
 served is completed without compacting again.
 
-This module is imported by every hook, so its top level is stdlib only.
+This module is imported by every hook, so its top level is stdlib only (and
+``lossless.process``, which is too).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from lossless.process import FileLock, spawn_detached
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -73,112 +75,7 @@ DEFAULT_POLL_S = 2.0
 MAX_INCREMENTAL_ROUNDS = 50
 
 
-# --------------------------------------------------------------------------- locks
-
-
-class FileLock:
-    """An exclusive advisory lock on a file (``flock``; ``msvcrt`` on Windows).
-
-    The kernel releases it when the holder exits or dies, which is the point:
-    no stale lock survives a crash.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def acquire(self, timeout_s: float = 0.0, *, poll_s: float = 0.02) -> bool:
-        """Take the lock, waiting up to ``timeout_s``; False if someone else keeps it."""
-        if self._fd is not None:
-            return True
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            if _try_lock(fd):
-                self._fd = fd
-                return True
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                return False
-            time.sleep(poll_s)
-
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        fd, self._fd = self._fd, None
-        _unlock(fd)
-        os.close(fd)
-
-    @classmethod
-    def adopt(cls, path: Path, fd: int) -> FileLock:
-        """The lock behind ``fd``, taken by a parent process and inherited."""
-        lock = cls(path)
-        lock._fd = fd
-        return lock
-
-    def hand_over(self) -> int:
-        """Give up this process's claim without unlocking; returns the fd to pass on.
-
-        ``flock`` belongs to the open file, not the process: a child that
-        inherits the fd keeps the lock after the parent closes its copy, so
-        no other process can slip in between the parent's check and the
-        child's start.
-        """
-        assert self._fd is not None, "hand_over() of a lock that is not held"
-        fd, self._fd = self._fd, None
-        return fd
-
-    def write_pid(self) -> None:
-        """Record the holder's pid in the lock file, for ``lcm doctor``."""
-        if self._fd is None:
-            return
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
-
-    def __enter__(self) -> FileLock:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import contextlib
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        with contextlib.suppress(OSError):
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+# --------------------------------------------------------------------------- the worker's lock and start
 
 
 def worker_lock(home: Path) -> FileLock:
@@ -226,39 +123,6 @@ def start_detached(config: Config) -> int | None:
     # Two hooks may both get here; the second worker finds the lock taken and
     # exits at once, so the race costs one short-lived process.
     return spawn_detached(config, worker_command(config))
-
-
-def spawn_detached(
-    config: Config, argv: list[str], *, stdin: bytes | None = None, pass_fds: tuple[int, ...] = ()
-) -> int:
-    """Start ``argv`` in its own session, stderr to ``logs/worker.log``; its pid.
-
-    ``stdin`` is written to the child and closed; ``pass_fds`` stay open in
-    it (closed here once passed on).
-    """
-    import subprocess
-
-    config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        with (config.log_dir / "worker.log").open("ab") as err:
-            child = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd=str(config.home),
-                close_fds=True,
-                pass_fds=pass_fds,
-                start_new_session=True,
-            )
-    finally:
-        for fd in pass_fds:
-            os.close(fd)
-    if stdin is not None:
-        assert child.stdin is not None
-        child.stdin.write(stdin)
-        child.stdin.close()
-    return child.pid
 
 
 # --------------------------------------------------------------------------- requests
@@ -630,7 +494,7 @@ class Worker:
 
     def deliver_outbox(self, report: WorkerReport) -> int:
         """Deliver what hooks captured while the server was away; events delivered."""
-        from lossless.hooks import deliver_outbox
+        from lossless.offline_capture import deliver_outbox
 
         delivery = deliver_outbox(self.engine)
         if delivery is None:

@@ -91,9 +91,9 @@ def test_lcm_import_indexes_or_hands_the_backlog_to_the_worker(
 ) -> None:
     from click.testing import CliRunner
 
-    from lossless.cli import cli, history
+    from lossless.cli import cli, search_index
 
-    monkeypatch.setattr(history, "IMPORT_INDEX_INLINE_ROWS", inline_rows)
+    monkeypatch.setattr(search_index, "IMPORT_INDEX_INLINE_ROWS", inline_rows)
     source = write_messages(tmp_path / "b.jsonl", 200)
     result = CliRunner().invoke(cli, ["import", "--json", str(source)], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr

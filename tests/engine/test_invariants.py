@@ -16,6 +16,9 @@ summarizers that answer well, answer too long, fail, or crash:
    context even when the turn it started was compacted;
 and the assembled context is valid for both APIs and within its budget unless
 the fresh tail alone exceeds it.
+
+The property runs on every backend: SQLite files and a real PostgreSQL 18
+(embedded, each example on a conversation of its own).
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ import sys
 import textwrap
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.engine.compaction_helpers import (
@@ -46,7 +51,10 @@ from tests.engine.compaction_helpers import (
     open_store,
     ts,
 )
+from tests.pg_fixtures import own_pg_server  # noqa: F401  (a fixture, used by name)
+from tests.store.postgres_server import EmbeddedPostgres
 
+from lossless.config import Config
 from lossless.engine.assembly import assemble
 from lossless.engine.compaction import CompactionResult, Compactor
 from lossless.models import NewMessage, NewPart
@@ -327,26 +335,58 @@ def check_assembly(store: Store, cid: int, budget: int, tail: int) -> None:
             assert b.tail_over_budget or budget - b.total < 64
 
 
+# ------------------------------------------------------------------ the backends
+
+StoreOpener = Callable[[Config], Store]
+
+
+@pytest.fixture
+def postgres_opener(own_pg_server: EmbeddedPostgres) -> Iterator[StoreOpener]:  # noqa: F811
+    """Opens a PostgreSQL store for each example, all on one database.
+
+    Creating a database per example would cost more than the example; each
+    example works on a conversation of its own instead, and every invariant
+    is checked per conversation.
+    """
+    from lossless.store.postgres import PostgresStore
+
+    url = own_pg_server.create_database(prefix="lcm_invariants")
+    try:
+        yield lambda _config: PostgresStore(url)
+    finally:
+        own_pg_server.drop_database(url)
+
+
 # ------------------------------------------------------------------ the property
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
-@given(
-    turns=conversations(),
-    options=SETTINGS,
-    ops=OPS,
-    which=st.sampled_from(["counting", "extractive", "too-long", "flaky", "crashing"]),
-    seed=st.integers(0, 1_000),
-    budget=st.integers(0, 3_000),
-)
+def random_runs(examples: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The property's random inputs, ``examples`` runs of them."""
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        return settings(
+            max_examples=examples,
+            deadline=None,
+            suppress_health_check=[
+                HealthCheck.too_slow,
+                HealthCheck.function_scoped_fixture,
+                HealthCheck.data_too_large,
+            ],
+        )(
+            given(
+                turns=conversations(),
+                options=SETTINGS,
+                ops=OPS,
+                which=st.sampled_from(["counting", "extractive", "too-long", "flaky", "crashing"]),
+                seed=st.integers(0, 1_000),
+                budget=st.integers(0, 3_000),
+            )(test)
+        )
+
+    return decorate
+
+
+@random_runs(60)
 def test_invariants_hold_under_random_compaction(
     tmp_path: Path,
     turns: list[list[NewMessage]],
@@ -356,10 +396,39 @@ def test_invariants_hold_under_random_compaction(
     seed: int,
     budget: int,
 ) -> None:
+    random_compaction(open_store, tmp_path, turns, options, ops, which, seed, budget)
+
+
+# Fewer runs: each costs more on PostgreSQL (a round trip per statement),
+# and the SQLite runs already explore the engine's side of the property.
+@random_runs(40)
+def test_invariants_hold_under_random_compaction_on_postgresql(
+    postgres_opener: StoreOpener,
+    tmp_path: Path,
+    turns: list[list[NewMessage]],
+    options: dict[str, int],
+    ops: list[str],
+    which: str,
+    seed: int,
+    budget: int,
+) -> None:
+    random_compaction(postgres_opener, tmp_path, turns, options, ops, which, seed, budget)
+
+
+def random_compaction(
+    open_backend: StoreOpener,
+    tmp_path: Path,
+    turns: list[list[NewMessage]],
+    options: dict[str, int],
+    ops: list[str],
+    which: str,
+    seed: int,
+    budget: int,
+) -> None:
     config = make_config(tmp_path / uuid.uuid4().hex, **options)
-    store = open_store(config)
+    store = open_backend(config)
     try:
-        cid = new_conversation(store)
+        cid = new_conversation(store, session=uuid.uuid4().hex)
         summarizer: Any = {
             "counting": CountingSummarizer,
             "extractive": ExtractiveSummarizer,

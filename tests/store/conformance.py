@@ -615,6 +615,64 @@ class StoreConformance:
         assert stats.message_tokens == 10
         assert stats.by_client == {"generic": 1}
 
+    def test_stats_of_one_project_and_counts_by_conversation(self, store: Store) -> None:
+        a1, a2 = self.conv(store, "a1", "alpha"), self.conv(store, "a2", "alpha")
+        b1 = self.conv(store, "b1", "beta")
+        for cid, n in ((a1, 3), (a2, 1), (b1, 2)):
+            result = store.messages.append(
+                cid,
+                [
+                    msg("word " * 8, f"{cid}-{i}", parts=(NewPart("text", "word"),))
+                    for i in range(n)
+                ],
+            )
+            store.context.append_messages(cid, result.inserted)
+        first = store.messages.list(a1)[:2]
+        summary = store.summaries.create(
+            NewSummary(
+                a1,
+                "leaf",
+                0,
+                "what alpha said",
+                3,
+                first[0].created_at,
+                first[-1].created_at,
+                2,
+                20,
+            ),
+            message_ids=[m.id for m in first],
+        )
+        store.context.replace_range(a1, 0, 1, summary)
+        store.quarantine.add(source_path="/x", line_no=1, byte_offset=0, error="bad", raw=b"?")
+
+        alpha = store.stats(project="alpha")
+        assert (alpha.conversations, alpha.messages, alpha.parts, alpha.summaries) == (2, 4, 4, 1)
+        assert alpha.context_items == 3  # a1: summary + 1 message; a2: 1 message
+        assert alpha.message_tokens == sum(
+            m.token_count for c in (a1, a2) for m in store.messages.list(c)
+        )
+        assert alpha.summary_tokens == 3
+        assert alpha.context_tokens == store.context.token_total(a1) + store.context.token_total(a2)
+        assert alpha.quarantined == 1  # store-wide
+        assert alpha.by_client == {"generic": 2}
+        everything = store.stats()
+        assert (everything.conversations, everything.messages, everything.summaries) == (3, 6, 1)
+        assert everything.context_tokens == alpha.context_tokens + store.context.token_total(b1)
+        assert store.stats(project="nobody").messages == 0
+        with pytest.raises(InputError):
+            store.stats(project="bad\x00")
+
+        assert store.messages.count_by_conversation([a1, a2, b1, 999_999]) == {
+            a1: 3,
+            a2: 1,
+            b1: 2,
+            999_999: 0,
+        }
+        assert store.summaries.count_by_conversation([a1, b1]) == {a1: 1, b1: 0}
+        assert store.messages.count_by_conversation([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(store.messages.count_by_conversation(many).values()) == 6
+
     # -- rewriting stored text (sensitive purge) -----------------------
 
     def test_rewrite_message_follows_in_every_search(self, store: Store) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lossless.errors import LosslessError
+from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -93,20 +94,6 @@ def state_of(ctx: click.Context) -> CliState:
     if obj is None:  # pragma: no cover - only when a command is invoked outside `cli`
         raise click.UsageError("internal: no CLI state")
     return obj
-
-
-def to_jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {k: to_jsonable(v) for k, v in dataclasses.asdict(value).items()}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
 
 
 def emit_json(value: Any) -> None:

@@ -8,15 +8,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of, to_jsonable
+from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.search_index import index_imported
 from lossless.engine import retrieval
 from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
+from lossless.jsonable import to_jsonable
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
 
 if TYPE_CHECKING:
-    from lossless.engine.engine import Engine
+    pass
 
 
 @cli.command("import")
@@ -184,30 +186,6 @@ def import_cmd(
     stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)
     if files and not stored_anything and (failed or problems):
         ctx.exit(1)
-
-
-# An import that leaves at most this many messages for the trigram index
-# indexes them before returning (seconds); more go to the background worker.
-IMPORT_INDEX_INLINE_ROWS = 50_000
-
-
-def index_imported(engine: Engine, *, quiet: bool) -> tuple[int, int | None]:
-    """Build the substring index for what the import added, or hand it to the worker.
-
-    Returns the backlog left and the pid of a worker started for it.
-    """
-    from lossless.worker import start_detached
-
-    backlog = engine.store.search.index_backlog()
-    if backlog == 0:
-        return 0, None
-    if backlog <= IMPORT_INDEX_INLINE_ROWS:
-        with click.progressbar(
-            length=backlog, label="Indexing for substring search", file=sys.stderr, hidden=quiet
-        ) as bar:
-            engine.build_search_index(progress=bar.update)
-        return engine.store.search.index_backlog(), None
-    return backlog, start_detached(engine.config)
 
 
 def _size(path: Path) -> int:

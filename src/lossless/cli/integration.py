@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, state_of, to_jsonable
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
-    from lossless.integrations import Plan, Scope
+    from lossless.integrations.files import Plan, Scope
 
 
 @cli.command()
@@ -171,7 +173,7 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
     unless asked for all projects. Needs the MCP SDK:
 
     \b
-      pip install 'lossless-context[mcp]'
+      pip install 'lossless-context[mcp]'   (pipx: pipx inject lossless-context mcp; uv: uv tool install --force 'lossless-context[mcp]')
     """
     from lossless.errors import ConfigError
 
@@ -206,7 +208,13 @@ _dry_run_option = click.option(
 
 
 def _plan(
-    ctx: click.Context, action: str, client: str, scope: str, project_dir: Path | None
+    ctx: click.Context,
+    action: str,
+    client: str,
+    scope: str,
+    project_dir: Path | None,
+    *,
+    allow_tools: bool = True,
 ) -> Plan:
     from lossless.integrations import claude_code, codex
 
@@ -214,11 +222,27 @@ def _plan(
     where: Scope = "project" if scope == "project" else "user"
     if client == "claude-code":
         if action == "install":
-            return claude_code.plan_install(config, where, project_dir)
+            return claude_code.plan_install(
+                config, where, project_dir, allow_read_only_tools=allow_tools
+            )
         return claude_code.plan_uninstall(config, where, project_dir)
     if action == "install":
         return codex.plan_install(config, where, project_dir)
     return codex.plan_uninstall(config, where, project_dir)
+
+
+def _confirm_codex_trust(ctx: click.Context, scope: str, project_dir: Path | None) -> str:
+    """Check with the installed Codex that it trusts the hooks just written; when it
+    computes other hashes than lossless did, record Codex's and check again."""
+    from lossless.integrations import codex
+
+    config = state_of(ctx).config()
+    where: Scope = "project" if scope == "project" else "user"
+    note, reported = codex.confirm_trust(config, where, project_dir)
+    if reported:
+        codex.plan_install(config, where, project_dir, trusted_hashes=reported).apply()
+        note = f"{note}; {codex.confirm_trust(config, where, project_dir)[0]}"
+    return f"trust: {note}"
 
 
 def _report(plan: Plan, dry_run: bool, as_json: bool) -> None:
@@ -266,6 +290,12 @@ def _report(plan: Plan, dry_run: bool, as_json: bool) -> None:
 @_scope_option
 @_project_option
 @_dry_run_option
+@click.option(
+    "--ask-for-tools",
+    is_flag=True,
+    help="Claude Code: do not pre-approve lossless's read-only tools in permissions.allow "
+    "(then `claude -p` denies them unless --allowedTools names them).",
+)
 @json_option
 @click.pass_context
 def install(
@@ -274,6 +304,7 @@ def install(
     scope: str,
     project_dir: Path | None,
     dry_run: bool,
+    ask_for_tools: bool,
     as_json: bool,
 ) -> None:
     """Wire lossless into CLIENT: capture hooks and the `lcm` MCP server.
@@ -290,6 +321,15 @@ def install(
                  project: .claude/settings.json (hooks), .mcp.json (MCP)
     codex        user:    ~/.codex/hooks.json, ~/.codex/config.toml [mcp_servers.lcm]
                  project: .codex/hooks.json, .codex/config.toml
+                 (hook trust: always ~/.codex/config.toml)
+
+    Claude Code: the read-only lcm tools (grep, search, describe, expand,
+    expand_query, status) are pre-approved in permissions.allow unless
+    --ask-for-tools; lcm_store still asks. Codex runs a hook only when the
+    user's config.toml records it as trusted: install records trust for
+    exactly the hooks it wrote and, when `codex` is on PATH, checks with
+    Codex that it now trusts them. Needs the 'mcp' extra in this lcm's
+    environment (install refuses without it and says how to add it).
 
     \b
     Examples:
@@ -297,9 +337,20 @@ def install(
       lcm install claude-code
       lcm install codex --scope project
     """
-    plan = _plan(ctx, "install", client, scope, project_dir)
+    from lossless.errors import ConfigError
+    from lossless.integrations.environment import has_mcp_sdk, mcp_extra_instructions
+
+    if not has_mcp_sdk():
+        raise ConfigError(
+            f"this lcm ({sys.executable}) has no MCP SDK, so the `lcm mcp` server "
+            f"{client} would start cannot run; nothing was changed. To "
+            f"{mcp_extra_instructions()}, then run `lcm install {client}` again"
+        )
+    plan = _plan(ctx, "install", client, scope, project_dir, allow_tools=not ask_for_tools)
     if not dry_run:
         plan.apply()
+        if client == "codex":
+            plan.notes.append(_confirm_codex_trust(ctx, scope, project_dir))
     _report(plan, dry_run, as_json)
     if not dry_run and not as_json and plan.changed:
         click.echo("Restart the client to load the hooks; `lcm doctor` checks the setup.")

@@ -98,7 +98,7 @@ def import_from_export(state: CliState, path: Path, *, quiet: bool, as_json: boo
     finally:
         if stream is not sys.stdin:
             stream.close()
-    from lossless.cli.history import index_imported
+    from lossless.cli.search_index import index_imported
 
     backlog, worker_pid = index_imported(engine, quiet=quiet or as_json)
     if as_json:

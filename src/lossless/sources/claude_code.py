@@ -15,18 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart, Role
-from lossless.sources import (
-    ScannedLine,
-    block_to_part,
-    check_readable,
-    head_records,
-    mark_consumed,
-    native_record,
-    render_content,
-    scan_lines,
-    start_progress,
-    str_field,
-)
 from lossless.sources.base import (
     LineError,
     ParseEvent,
@@ -38,6 +26,17 @@ from lossless.sources.base import (
     decode_json_line,
     line_key,
 )
+from lossless.sources.lines import (
+    ScannedLine,
+    check_readable,
+    head_records,
+    mark_consumed,
+    native_record,
+    scan_lines,
+    start_progress,
+    str_field,
+)
+from lossless.sources.parts import block_to_part, render_content
 
 __all__ = ["ClaudeCodeParser", "claude_session_info"]
 

@@ -22,19 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from lossless.models import NewMessage, NewPart, Role
-from lossless.sources import (
-    ScannedLine,
-    block_to_part,
-    check_readable,
-    flatten_tool_result,
-    head_records,
-    mark_consumed,
-    native_record,
-    render_content,
-    scan_lines,
-    start_progress,
-    str_field,
-)
 from lossless.sources.base import (
     LineError,
     ParseEvent,
@@ -46,6 +33,17 @@ from lossless.sources.base import (
     decode_json_line,
     line_key,
 )
+from lossless.sources.lines import (
+    ScannedLine,
+    check_readable,
+    head_records,
+    mark_consumed,
+    native_record,
+    scan_lines,
+    start_progress,
+    str_field,
+)
+from lossless.sources.parts import block_to_part, flatten_tool_result, render_content
 
 __all__ = ["CodexParser", "codex_session_info"]
 

@@ -20,17 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart, Role
-from lossless.sources import (
-    block_to_part,
-    check_readable,
-    flatten_tool_result,
-    head_records,
-    mark_consumed,
-    native_record,
-    render_content,
-    scan_lines,
-    start_progress,
-)
 from lossless.sources.base import (
     ParseEvent,
     ParseProblem,
@@ -40,6 +29,15 @@ from lossless.sources.base import (
     SourceKind,
     line_key,
 )
+from lossless.sources.lines import (
+    check_readable,
+    head_records,
+    mark_consumed,
+    native_record,
+    scan_lines,
+    start_progress,
+)
+from lossless.sources.parts import block_to_part, flatten_tool_result, render_content
 
 __all__ = ["MAX_DOCUMENT_BYTES", "GenericParser", "message_from_dict"]
 

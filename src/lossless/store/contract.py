@@ -165,6 +165,10 @@ class PartRewrite:
 
 @dataclass(frozen=True, slots=True)
 class StoreStats:
+    """Counts over the whole store, or over one project's conversations
+    (``Store.stats(project=...)``; ``quarantined`` is always store-wide: a
+    line that could not be imported belongs to no conversation)."""
+
     conversations: int
     messages: int
     parts: int
@@ -175,6 +179,8 @@ class StoreStats:
     quarantined: int
     message_tokens: int
     summary_tokens: int
+    # Tokens of the active context of every conversation counted.
+    context_tokens: int
     by_client: dict[str, int] = field(default_factory=dict)
 
 
@@ -265,6 +271,10 @@ class MessageRepository(Protocol):
 
     def count(self, conversation_id: int | None = None) -> int: ...
 
+    def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
+        """Messages of each conversation, in one query (unknown ids map to 0)."""
+        ...
+
     def last(self, conversation_id: int) -> Message | None: ...
 
     def rewrite(
@@ -320,6 +330,10 @@ class SummaryRepository(Protocol):
 
     def condensed_into(self, summary_id: str) -> str | None:
         """The condensed summary this summary was merged into, if any."""
+        ...
+
+    def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
+        """Summaries of each conversation, in one query (unknown ids map to 0)."""
         ...
 
     def rewrite(self, summary_id: str, content: str) -> None:
@@ -764,7 +778,10 @@ class Store(Repositories, Protocol):
 
     def transaction(self) -> AbstractContextManager[Repositories]: ...
 
-    def stats(self) -> StoreStats: ...
+    def stats(self, *, project: str | None = None) -> StoreStats:
+        """Counts in a fixed number of queries, whatever the store's size: over
+        the whole store, or over the conversations of ``project``."""
+        ...
 
     def info(self) -> dict[str, Any]:
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""

@@ -32,7 +32,7 @@ from lossless.models import (
 
 if TYPE_CHECKING:
     from uuid import UUID
-from lossless.store.contract import GrepHits, Memory
+from lossless.store.contract import GrepHits, Memory, StoreStats
 from lossless.timeutil import utc_now_iso
 
 
@@ -308,4 +308,22 @@ def ranked_hits(
         (with_cover(h, cover.get(int(h.id))) if h.kind == "message" else h for h in hits),
         complete=stopped_at is None,
         scanned_until=stopped_at,
+    )
+
+
+def store_stats(row: Row, by_client: dict[str, int]) -> StoreStats:
+    """``StoreStats`` from one row with a column per count."""
+    return StoreStats(
+        conversations=int(row["conversations"]),
+        messages=int(row["messages"]),
+        parts=int(row["parts"]),
+        native_records=int(row["native_records"]),
+        summaries=int(row["summaries"]),
+        context_items=int(row["context_items"]),
+        large_files=int(row["large_files"]),
+        quarantined=int(row["quarantined"]),
+        message_tokens=int(row["message_tokens"]),
+        summary_tokens=int(row["summary_tokens"]),
+        context_tokens=int(row["context_tokens"]),
+        by_client=by_client,
     )

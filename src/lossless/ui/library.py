@@ -168,7 +168,7 @@ def store_label(engine: Engine) -> dict[str, Any]:
 
 
 def health(engine: Engine, *, with_doctor: bool) -> dict[str, Any]:
-    from lossless.cli.app import to_jsonable
+    from lossless.jsonable import to_jsonable
 
     store = engine.store
     stats = store.stats()

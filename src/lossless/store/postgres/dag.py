@@ -148,6 +148,17 @@ class Summaries(Repo):
         )
         return None if row is None else str(row["summary_id"])
 
+    def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
+        counts = dict.fromkeys(conversation_ids, 0)
+        if counts:
+            for r in self.s._q(
+                "SELECT conversation_id, count(*) AS n FROM summaries "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [builtins.list(counts)],
+            ):
+                counts[int(r["conversation_id"])] = int(r["n"])
+        return counts
+
 
 class Context(Repo):
     def list(self, conversation_id: int) -> builtins.list[ContextItem]:

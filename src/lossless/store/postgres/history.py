@@ -366,6 +366,17 @@ class Messages(Repo):
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
 
+    def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
+        counts = dict.fromkeys(conversation_ids, 0)
+        if counts:
+            for r in self.s._q(
+                "SELECT conversation_id, count(*) AS n FROM messages "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [builtins.list(counts)],
+            ):
+                counts[int(r["conversation_id"])] = int(r["n"])
+        return counts
+
 
 def _insert_records(
     conn: Conn, conversation_id: int, records: Sequence[tuple[int | None, NewNativeRecord]]

@@ -36,6 +36,7 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     Capabilities,
     Store,
@@ -333,37 +334,44 @@ class PostgresStore:
 
     # -- stats -------------------------------------------------------------
 
-    def stats(self) -> StoreStats:
+    def stats(self, *, project: str | None = None) -> StoreStats:
+        rows.check_text(project, "project")
+        # Scoped through the conversations each row belongs to; unscoped, the
+        # plain counts (no IN list to check row by row).
+        mine = (
+            ""
+            if project is None
+            else "WITH mine AS (SELECT id FROM conversations WHERE project = %s) "
+        )
+        where = "" if project is None else " WHERE conversation_id IN (SELECT id FROM mine)"
         row = self._q1(
-            "SELECT (SELECT count(*) FROM conversations) AS conversations, "
-            "(SELECT count(*) FROM messages) AS messages, "
-            "(SELECT count(*) FROM message_parts) AS parts, "
-            "(SELECT count(*) FROM native_records) AS native_records, "
-            "(SELECT count(*) FROM summaries) AS summaries, "
-            "(SELECT count(*) FROM context_items) AS context_items, "
-            "(SELECT count(*) FROM large_files) AS large_files, "
+            mine + "SELECT "
+            f"(SELECT count(*) FROM conversations{where.replace('conversation_id', 'id')}) "
+            "AS conversations, "
+            f"(SELECT count(*) FROM messages{where}) AS messages, "
+            "(SELECT count(*) FROM message_parts"
+            + ("" if project is None else f" WHERE message_id IN (SELECT id FROM messages{where})")
+            + ") AS parts, "
+            f"(SELECT count(*) FROM native_records{where}) AS native_records, "
+            f"(SELECT count(*) FROM summaries{where}) AS summaries, "
+            f"(SELECT count(*) FROM context_items{where}) AS context_items, "
+            f"(SELECT count(*) FROM large_files{where}) AS large_files, "
             "(SELECT count(*) FROM quarantine) AS quarantined, "
-            "(SELECT coalesce(sum(token_count), 0) FROM messages) AS message_tokens, "
-            "(SELECT coalesce(sum(token_count), 0) FROM summaries) AS summary_tokens"
+            f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM context_items{where}) AS context_tokens",
+            [] if project is None else [project],
         )
         assert row is not None
         by_client = {
             r["client"]: int(r["n"])
-            for r in self._q("SELECT client, count(*) AS n FROM conversations GROUP BY client")
+            for r in self._q(
+                mine + f"SELECT client, count(*) AS n FROM conversations"
+                f"{where.replace('conversation_id', 'id')} GROUP BY client",
+                [] if project is None else [project],
+            )
         }
-        return StoreStats(
-            conversations=int(row["conversations"]),
-            messages=int(row["messages"]),
-            parts=int(row["parts"]),
-            native_records=int(row["native_records"]),
-            summaries=int(row["summaries"]),
-            context_items=int(row["context_items"]),
-            large_files=int(row["large_files"]),
-            quarantined=int(row["quarantined"]),
-            message_tokens=int(row["message_tokens"]),
-            summary_tokens=int(row["summary_tokens"]),
-            by_client=by_client,
-        )
+        return rows.store_stats(row, by_client)
 
     # Tables whose rows ``rewrite``/``restore`` can change in place.
     _SCRUBBED_TABLES = (

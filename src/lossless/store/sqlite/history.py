@@ -386,3 +386,16 @@ class Messages(Repo):
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
+
+    def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
+        counts = dict.fromkeys(conversation_ids, 0)
+        ids = builtins.list(counts)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for r in self.s._q(
+                "SELECT conversation_id, count(*) AS n FROM messages "
+                f"WHERE conversation_id IN ({','.join('?' * len(chunk))}) GROUP BY conversation_id",
+                chunk,
+            ):
+                counts[int(r["conversation_id"])] = int(r["n"])
+        return counts

@@ -24,6 +24,7 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
+from lossless.store import rows
 from lossless.store.contract import (
     Capabilities,
     StoreStats,
@@ -242,30 +243,44 @@ class SQLiteStore:
 
     # -- stats -------------------------------------------------------------
 
-    def stats(self) -> StoreStats:
-        def count(table: str) -> int:
-            row = self._q1(f"SELECT count(*) AS n FROM {table}")
-            return int(row["n"]) if row else 0
-
-        tokens = self._q1("SELECT coalesce(sum(token_count), 0) AS n FROM messages")
-        summary_tokens = self._q1("SELECT coalesce(sum(token_count), 0) AS n FROM summaries")
-        by_client = {
-            r["client"]: r["n"]
-            for r in self._q("SELECT client, count(*) AS n FROM conversations GROUP BY client")
-        }
-        return StoreStats(
-            conversations=count("conversations"),
-            messages=count("messages"),
-            parts=count("message_parts"),
-            native_records=count("native_records"),
-            summaries=count("summaries"),
-            context_items=count("context_items"),
-            large_files=count("large_files"),
-            quarantined=count("quarantine"),
-            message_tokens=int(tokens["n"]) if tokens else 0,
-            summary_tokens=int(summary_tokens["n"]) if summary_tokens else 0,
-            by_client=by_client,
+    def stats(self, *, project: str | None = None) -> StoreStats:
+        rows.check_text(project, "project")
+        # Scoped through the conversations each row belongs to; unscoped, the
+        # plain counts (no IN list to check row by row).
+        mine = (
+            ""
+            if project is None
+            else "WITH mine AS (SELECT id FROM conversations WHERE project = ?) "
         )
+        where = "" if project is None else " WHERE conversation_id IN (SELECT id FROM mine)"
+        row = self._q1(
+            mine + "SELECT "
+            f"(SELECT count(*) FROM conversations{where.replace('conversation_id', 'id')}) "
+            "AS conversations, "
+            f"(SELECT count(*) FROM messages{where}) AS messages, "
+            "(SELECT count(*) FROM message_parts"
+            + ("" if project is None else f" WHERE message_id IN (SELECT id FROM messages{where})")
+            + ") AS parts, "
+            f"(SELECT count(*) FROM native_records{where}) AS native_records, "
+            f"(SELECT count(*) FROM summaries{where}) AS summaries, "
+            f"(SELECT count(*) FROM context_items{where}) AS context_items, "
+            f"(SELECT count(*) FROM large_files{where}) AS large_files, "
+            "(SELECT count(*) FROM quarantine) AS quarantined, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
+            f"(SELECT coalesce(sum(token_count), 0) FROM context_items{where}) AS context_tokens",
+            [] if project is None else [project],
+        )
+        assert row is not None
+        by_client = {
+            r["client"]: int(r["n"])
+            for r in self._q(
+                mine + f"SELECT client, count(*) AS n FROM conversations"
+                f"{where.replace('conversation_id', 'id')} GROUP BY client",
+                [] if project is None else [project],
+            )
+        }
+        return rows.store_stats(row, by_client)
 
     def integrity_check(self) -> builtins.list[str]:
         """SQLite's page-level check plus FTS5's check of every full-text index."""
