@@ -112,7 +112,10 @@ def run(home: Path, label: str, repeat: int, context: Any) -> list[list[Any]]:
                 path = f"/c/{conversation}" + ("/dag" if name == "DAG" else f"?budget={budget}")
                 times.append(measure(context, server, path, marker))
             rows.append([label, name, count or "short.jsonl", median(times), percentile(times, 95)])
-        for name, path in (("conversation list", "/"), ("word search", "/search?q=error&mode=full_text")):
+        for name, path in (
+            ("conversation list", "/"),
+            ("word search", "/search?q=error&mode=full_text"),
+        ):
             times = [measure(context, server, path, "ready") for _ in range(repeat)]
             rows.append([label, name, "-", median(times), percentile(times, 95)])
     finally:
