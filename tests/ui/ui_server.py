@@ -47,11 +47,26 @@ def lcm(
 
 
 def build_real_store(home: Path, data: Path, env: dict[str, str] | None = None) -> None:
-    """Import every real transcript, compact everything, add one memory."""
+    """Import every real transcript, compact everything, add one memory and one map job."""
+    items = home / "map-items.jsonl"
+    items.write_text("".join(f'{{"n": {n}}}\n' for n in range(3)), encoding="utf-8")
     for args in (
         ("import", str(data / "claude-code"), str(data / "codex"), "-q", "--complete"),
         ("compact", "--all", "-q"),
         ("remember", "Deploys go through scripts/blue_green.sh", "--tag", "deploy"),
+        # The command provider answers offline: the job is real, the model a shell.
+        (
+            "map",
+            "--input",
+            str(items),
+            "--prompt",
+            "Label the item",
+            "--provider",
+            "command",
+            "--command",
+            """echo '{"label": "even"}'""",
+            "--json",
+        ),
     ):
         done = lcm(home, *args, env=env)
         assert done.returncode == 0, done.stderr
