@@ -541,40 +541,27 @@ class LcmTools:
     # -- status ------------------------------------------------------------
 
     def status(self, *, all_projects: bool = False) -> dict[str, Any]:
-        from lossless.worker import is_pending, running_worker_pid
-
-        store = self.engine.store
         project = None if all_projects else self.project
-        conversations = store.conversations.list(project=project)
-        messages = sum(store.messages.count(c.id) for c in conversations)
-        summaries = sum(len(store.summaries.list(c.id)) for c in conversations)
-        context_tokens = sum(store.context.token_total(c.id) for c in conversations)
-        pending = [c.id for c in conversations if is_pending(c)]
-        errors = {
-            str(c.id): str(c.metadata.get("lcm_compaction_error"))
-            for c in conversations
-            if c.metadata.get("lcm_compaction_error")
-        }
-        newest = max(conversations, key=lambda c: c.created_at, default=None)
-        stats = store.stats()
+        report = self.engine.status(project=project)
+        totals = self.engine.store.stats() if project is not None else report.stats
         return {
             "project": project if project is not None else "(all projects)",
-            "conversations": len(conversations),
-            "messages": messages,
-            "summaries": summaries,
-            "context_tokens": context_tokens,
-            "newest_session": newest.session_id if newest else None,
-            "compaction_pending": pending,
-            "compaction_errors": errors,
-            "worker_pid": running_worker_pid(self.engine.config.home),
-            "summarizer": str(self.engine.config.get("summarizer.provider")),
+            "conversations": report.stats.conversations,
+            "messages": report.stats.messages,
+            "summaries": report.stats.summaries,
+            "context_tokens": report.stats.context_tokens,
+            "newest_session": report.newest_session,
+            "compaction_pending": report.compaction_pending,
+            "compaction_errors": {str(k): v for k, v in report.compaction_errors.items()},
+            "worker_pid": report.worker_pid,
+            "summarizer": report.summarizer,
             "expand_query_mode": "answer" if self._model()[0] else "evidence",
             "store": {
-                "backend": store.backend,
-                "home": str(self.engine.config.home),
-                "conversations": stats.conversations,
-                "messages": stats.messages,
-                "summaries": stats.summaries,
+                "backend": report.backend,
+                "home": report.home,
+                "conversations": totals.conversations,
+                "messages": totals.messages,
+                "summaries": totals.summaries,
             },
         }
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
     from lossless.engine.dag import DagView
     from lossless.engine.operators.jobs import JobReport
+    from lossless.engine.status import Status
     from lossless.store.map_jobs import MapKind
     from lossless.summarize import Summarizer
     from lossless.summarize.completion import LanguageModel
@@ -490,6 +491,16 @@ class Engine:
             system=system,
             estimator=self.estimate,
         )
+
+    def status(self, *, project: str | None = None) -> Status:
+        """What is stored (in ``project``, or everywhere) and whether compaction keeps up.
+
+        A fixed number of queries however large the store (``lcm status``,
+        MCP ``lcm_status``).
+        """
+        from lossless.engine.status import engine_status
+
+        return engine_status(self, project=project)
 
     def dag(self, conversation: Conversation | ConversationHandle | int | str) -> DagView:
         """The conversation's summary DAG (``lcm dag``)."""
