@@ -13,6 +13,8 @@ Tools (all read-only but ``lcm_store``):
   configured a bounded sub-agent writes ``{answer, cited_ids, truncated}``,
   offline the ranked evidence is returned for the calling agent to read.
 - ``lcm_status``: what is stored for this project, and whether compaction keeps up.
+- ``lcm_llm_map`` / ``lcm_agentic_map`` / ``lcm_job``: start a map job over a
+  data set (returns at once), then poll its progress and page its results.
 
 Results are sized for a model's context: every list has a ``limit`` and an
 ``offset`` to page on, long texts a token cap, and every item carries the id to
@@ -25,8 +27,9 @@ sub-agent is the summarizer's own provider (summarize/), with the same keys,
 timeouts, retries and circuit breaker. It is a single model call with no tools,
 so it cannot call ``lcm_expand_query`` (or anything) again; it runs with
 ``LCM_IN_SUMMARIZER=1`` in its environment, and a server started under that
-marker (a ``claude -p`` sub-agent loading its MCP servers) refuses
-``lcm_expand_query``. One expansion runs at a time per server (one server per
+marker (a ``claude -p`` sub-agent loading its MCP servers) lets it delegate
+again only through the scope guard (``delegated_scope`` and ``kept_work``
+stated, depth bounded; see ``lossless.mcp_map_tools``). One expansion runs at a time per server (one server per
 client session); each has a hard token budget (evidence and answer) and a hard
 time budget.
 """
@@ -48,6 +51,7 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,
 )
+from lossless.mcp_map_tools import DelegatedScope, KeptWork
 from lossless.mcp_results import (
     DescribeResult,
     ExpandQueryResult,
@@ -431,12 +435,16 @@ class LcmTools:
         all_projects: bool = False,
         max_tokens: int = DEFAULT_QUERY_TOKENS,
         time_budget_s: float = DEFAULT_QUERY_SECONDS,
+        delegated_scope: str | None = None,
+        kept_work: str | None = None,
     ) -> dict[str, Any]:
         if self.subagent_guard:
-            raise ToolFailure(
-                "lcm_expand_query is not available inside an lcm_expand_query sub-agent "
-                "(no recursive delegation); use lcm_search and lcm_expand instead"
-            )
+            from lossless.mcp_map_tools import MapToolFailure, guard
+
+            try:
+                guard("lcm_expand_query", delegated_scope, kept_work)
+            except MapToolFailure as exc:
+                raise ToolFailure(f"{exc}; or use lcm_search and lcm_expand yourself") from None
         if not self._expansion.acquire(blocking=False):
             raise ToolFailure(
                 "another lcm_expand_query is still running in this session (one at a time); "
@@ -797,6 +805,8 @@ def build_server(tools: LcmTools) -> Any:
         time_budget_s: Annotated[
             float, Field(gt=0, le=MAX_QUERY_SECONDS, description="Hard time limit, seconds.")
         ] = DEFAULT_QUERY_SECONDS,
+        delegated_scope: DelegatedScope = None,
+        kept_work: KeptWork = None,
     ) -> ExpandQueryResult:
         """Answer a question from the compacted history of past sessions.
 
@@ -815,6 +825,8 @@ def build_server(tools: LcmTools) -> Any:
                     all_projects=all_projects,
                     max_tokens=max_tokens,
                     time_budget_s=time_budget_s,
+                    delegated_scope=delegated_scope,
+                    kept_work=kept_work,
                 )
             ),
         )
@@ -834,6 +846,9 @@ def build_server(tools: LcmTools) -> Any:
         (lcm_status, "Lossless status", READ_ONLY),
     ):
         server.add_tool(fn, title=title, annotations=tool_annotations(hints))
+    from lossless.mcp_map_tools import add_map_tools
+
+    add_map_tools(server, tools, tool_error)
     return server
 
 

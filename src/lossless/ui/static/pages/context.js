@@ -23,6 +23,10 @@ export function bar(data) {
       }),
     ),
   );
+  if (b.total > b.budget) {
+    // Over budget: the bar spans what was sent; a line marks where the budget ends.
+    strip.append(h("div", { class: "budget-mark", title: `budget: ${num(b.budget)} tokens`, style: { left: `${(100 * b.budget) / scale}%` } }));
+  }
   const legend = h(
     "ul",
     { class: "legend" },
