@@ -223,7 +223,7 @@ class ToolsCache:
             from lossless import __version__
 
             here = Path(__file__).resolve().parent
-            files = [here / "mcp_server.py", here / "mcp_results.py"]
+            files = sorted(here.glob("mcp_*.py"))  # every module that defines tools
             for package in ("mcp", "mcp_types", "pydantic"):
                 spec = importlib.util.find_spec(package)
                 if spec is not None and spec.origin:
