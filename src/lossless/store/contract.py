@@ -288,6 +288,11 @@ class MessageRepository(Protocol):
         """The subset of ``keys`` already stored for the conversation."""
         ...
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        """The raw hash recorded for each of ``keys`` already stored (to tell an
+        unchanged line from one edited after it was imported)."""
+        ...
+
     def count(self, conversation_id: int | None = None) -> int: ...
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
