@@ -520,3 +520,15 @@ def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
             assert fine["mode"] == "evidence" and fine["evidence"]
 
     anyio.run(main)
+
+
+def test_help_and_plugin_manifest_name_every_tool() -> None:
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / ".claude-plugin" / "plugin.json").read_text())
+    command, prefix = lcm_command()
+    helped = subprocess.run(
+        [command, *prefix, "mcp", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for tool in TOOLS:
+        assert tool in manifest["description"], tool
+        assert tool in helped, tool

@@ -61,6 +61,7 @@ from lossless.mcp_results import (
     StatusResult,
     StoreResult,
 )
+from lossless.mcp_stdio import HANDSHAKE_VERSIONS, INSTRUCTIONS, SERVER_NAME
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     from lossless.models import SearchHit
     from lossless.summarize.completion import LanguageModel
 
-SERVER_NAME = "lossless"
 MAX_LIMIT = 100
 SNIPPET_CHARS = 400
 DEFAULT_DESCRIBE_TOKENS = 2_000
@@ -76,17 +76,6 @@ MAX_TOKENS_CAP = 20_000
 
 Mode = Literal["regex", "full_text"]
 Scope = Literal["messages", "summaries", "both"]
-
-INSTRUCTIONS = """\
-lossless keeps every message of your past sessions in this project verbatim, and \
-compacts older context into summaries (ids sum_...) that point back to their \
-sources. When you need something no longer in your context: lcm_search (ranked \
-words) or lcm_grep (regex) to find it, lcm_describe for one id in full, lcm_expand \
-to open a summary into what it was built from, lcm_expand_query to answer a \
-question from the history. lcm_store keeps a durable memory (a decision, a \
-convention, a fix) that future sessions will see; if a memory shown to you \
-(mem_...) helps, mention its id. Tools see only the current project unless you \
-pass all_projects=true."""
 
 
 class ToolFailure(Exception):
@@ -877,12 +866,30 @@ def open_tools(
 
 
 def serve_stdio(config: Config, *, project: str | None) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
+    """Run the SDK server on stdin/stdout until they close (behind ``mcp_stdio``'s front)."""
+    _check_handshake_versions()
     tools = open_tools(config, project=project)
     try:
         build_server(tools).run("stdio")
     finally:
         tools.engine.close()
+
+
+def _check_handshake_versions() -> None:
+    """Warn when the SDK negotiates other protocol versions than the front announced."""
+    import importlib
+    import sys
+
+    try:
+        sdk = tuple(importlib.import_module("mcp_types.version").HANDSHAKE_PROTOCOL_VERSIONS)
+    except (ImportError, AttributeError):
+        return  # an SDK without this registry (mcp 1): nothing to compare
+    if sdk != HANDSHAKE_VERSIONS:
+        print(
+            f"lcm mcp: warning: the MCP SDK negotiates {sdk}, lossless answered initialize "
+            f"for {HANDSHAKE_VERSIONS}; upgrade lossless-context or pin its tested mcp version",
+            file=sys.stderr,
+        )
 
 
 def default_project() -> str:
