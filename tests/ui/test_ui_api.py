@@ -164,3 +164,24 @@ def test_memories_files_jobs_and_health(ui_server: UiServer) -> None:
     assert health["stats"]["messages"] > 1000
     assert {c["name"] for c in health["doctor"]} >= {"open", "integrity"}
     assert get(ui_server, "api/store")["backend"] == "sqlite"
+
+
+def test_list_figures_match_the_context_items(ui_server: UiServer, real_store: Path) -> None:
+    """The list reads counts without listing every context item; they must
+    agree with the items themselves."""
+    from lossless.engine.engine import Engine
+
+    rows = get(ui_server, "api/conversations?limit=200")["rows"]
+    flat = [*rows, *(c for r in rows for c in r["children"])]
+    with Engine.open(real_store) as engine:
+        for row in flat:
+            items = engine.store.context.list(row["id"])
+            summaries = {s.id: s for s in engine.store.summaries.list(row["id"])}
+            raw = [i for i in items if i.message_id is not None]
+            assert row["context_items"] == len(items)
+            assert row["raw_in_context"] == len(raw)
+            assert row["context_tokens"] == sum(i.token_count for i in items)
+            assert row["history_tokens"] == sum(i.token_count for i in raw) + sum(
+                summaries[i.summary_id].source_token_count for i in items if i.summary_id
+            )
+            assert row["messages"] == engine.store.messages.count(row["id"])
