@@ -323,6 +323,10 @@ class Config:
         return self._typed("recall.limit", int)
 
     @property
+    def transcript_dirs(self) -> str:
+        return self._typed("transcript_dirs", str)
+
+    @property
     def summarizer(self) -> SummarizerSettings:
         """The ``summarizer.*`` settings together (read by the provider factory)."""
         return SummarizerSettings(
