@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lossless.engine.compaction_requests import LAST_ERROR, is_pending
 from lossless.engine.engine import Engine
 from lossless.errors import InputError
 from lossless.models import Conversation
-from lossless.worker import LAST_ERROR, is_pending
 
 SortKey = Literal["last", "created", "messages", "project", "session"]
 SORT_KEYS: tuple[SortKey, ...] = ("last", "created", "messages", "project", "session")
