@@ -274,3 +274,61 @@ def test_a_store_from_before_the_deferred_index_upgrades_in_place(
         assert store.integrity_check() == []
     finally:
         store.close()
+
+
+def test_a_native_record_holding_its_message_text_stores_it_once_and_reads_back_exactly(
+    tmp_path: Path,
+) -> None:
+    import json
+    import sqlite3
+
+    from lossless.models import NewMessage, NewNativeRecord
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    cid = store.conversations.get_or_create(project="p", session_id="s", client="generic").id
+    texts = [
+        "plain words " * 20,
+        'quotes "here" and a back\\slash, a tab\tand\nnew lines ' * 5,
+        "accents é ü, CJK 漢字, emoji 🎉 and a lone ascii tail " * 5,
+        "x" * 9_000,  # long: the template is compressed as well
+    ]
+    lines = []
+    for i, text in enumerate(texts):
+        for ascii_only in (False, True):
+            lines.append(
+                (
+                    text,
+                    json.dumps(
+                        {"i": i, "message": {"content": text}, "ascii": ascii_only},
+                        ensure_ascii=ascii_only,
+                    ),
+                )
+            )
+    lines.append(("short", json.dumps({"content": "short"})))  # too short to cut out
+    lines.append(("not in the line " * 4, '{"content": "something else entirely"}'))
+    messages = [
+        NewMessage(
+            role="user",
+            content=text,
+            ingest_key=f"k{n}",
+            native_records=(NewNativeRecord(f"n{n}", "line", raw),),
+        )
+        for n, (text, raw) in enumerate(lines)
+    ]
+    inserted = store.messages.append(cid, messages).inserted
+    assert [r.raw for r in store.messages.native_records(cid)] == [raw for _, raw in lines]
+
+    db = sqlite3.connect(tmp_path / "lcm.db")
+    stored = sum(len(v) for (v,) in db.execute("SELECT raw FROM native_records"))
+    assert stored < sum(len(raw.encode()) for _, raw in lines) // 3
+    db.close()
+
+    # Redacting a message's content keeps its record's line as it was read.
+    first = inserted[0]
+    store.messages.rewrite(first.id, "redacted", None, [])
+    (record,) = store.messages.native_records(cid, message_id=first.id)
+    assert record.raw == lines[0][1]
+    store.messages.rewrite_native_record(record.id, '{"content": "redacted"}')
+    (record,) = store.messages.native_records(cid, message_id=first.id)
+    assert record.raw == '{"content": "redacted"}'
+    store.close()

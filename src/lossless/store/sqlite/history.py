@@ -32,6 +32,7 @@ from lossless.store.rows import (
 from lossless.store.sqlite.repository import (
     Repo,
     decode_json,
+    is_template,
     pack_raw,
     to_conversation,
     to_message,
@@ -197,7 +198,9 @@ class Messages(Repo):
                         ],
                     )
                 if m.native_records:
-                    self._insert_records(conversation_id, message_id, m.native_records)
+                    self._insert_records(
+                        conversation_id, message_id, m.native_records, content=m.content
+                    )
                 inserted.append(
                     Message(
                         id=message_id,
@@ -228,7 +231,12 @@ class Messages(Repo):
         )
 
     def _insert_records(
-        self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
+        self,
+        conversation_id: int,
+        message_id: int | None,
+        records: Sequence[NewNativeRecord],
+        *,
+        content: str | None = None,
     ) -> int:
         before = self.db.total_changes
         self.db.executemany(
@@ -240,7 +248,7 @@ class Messages(Repo):
                     message_id,
                     r.native_key,
                     r.record_type,
-                    pack_raw(r.raw),
+                    pack_raw(r.raw, content),
                     r.source_path,
                     r.line_no,
                     r.byte_offset,
@@ -306,14 +314,17 @@ class Messages(Repo):
     def native_records(
         self, conversation_id: int, *, message_id: int | None = None
     ) -> builtins.list[NativeRecord]:
-        sql = "SELECT * FROM native_records WHERE conversation_id = ?"
+        sql = (
+            "SELECT r.*, m.content AS message_content FROM native_records r "
+            "LEFT JOIN messages m ON m.id = r.message_id WHERE r.conversation_id = ?"
+        )
         params: list[Any] = [conversation_id]
         if message_id is not None:
-            sql += " AND message_id = ?"
+            sql += " AND r.message_id = ?"
             params.append(message_id)
         return [
-            rows.native_record(r, unpack_raw(r["raw"]))
-            for r in self.s._q(sql + " ORDER BY id", params)
+            rows.native_record(r, unpack_raw(r["raw"], r["message_content"]))
+            for r in self.s._q(sql + " ORDER BY r.id", params)
         ]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
@@ -363,6 +374,7 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic():
+            self._expand_templates(message_id)
             cur = self.db.execute(
                 "UPDATE messages SET content = ?, metadata = ? WHERE id = ?",
                 (content, meta, message_id),
@@ -377,6 +389,20 @@ class Messages(Repo):
                 )
                 if cur.rowcount == 0:
                     raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def _expand_templates(self, message_id: int) -> None:
+        """Store the message's templated native records in full, before its
+        content changes: each keeps the line it was read from."""
+        for r in self.s._q(
+            "SELECT r.id, r.raw, m.content FROM native_records r JOIN messages m "
+            "ON m.id = r.message_id WHERE r.message_id = ? AND typeof(r.raw) = 'blob'",
+            (message_id,),
+        ):
+            if is_template(r["raw"]):
+                self.db.execute(
+                    "UPDATE native_records SET raw = ? WHERE id = ?",
+                    (pack_raw(unpack_raw(r["raw"], r["content"])), r["id"]),
+                )
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         check_text(raw, "native record")

@@ -10,6 +10,7 @@ import json
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from lossless.errors import StoreError
 from lossless.models import (
     JSON,
     Conversation,
@@ -37,14 +38,61 @@ def decode_json(text: str | None) -> JSON | None:
 PACK_MIN_CHARS = 4096
 
 
-def pack_raw(raw: str) -> str | bytes:
+# A message's native record usually holds the message's text again, JSON-escaped
+# inside the transcript line, so the text would be stored twice. Such a line
+# is stored as a template: the line with the escaped text cut out (a U+0000
+# marks the place; no stored text holds one), rebuilt on reading from the
+# message's content, which is exactly what was cut out. The first byte of the
+# BLOB says how the text was escaped and whether the template is compressed;
+# zlib streams start with 0x78, so they are told apart.
+TEMPLATE_MIN_CHARS = 32
+_TEMPLATES = {
+    b"\x01": (False, False),  # (escaped with ensure_ascii, template zlib-compressed)
+    b"\x02": (True, False),
+    b"\x03": (False, True),
+    b"\x04": (True, True),
+}
+_TEMPLATE_MARKERS = {flags: marker for marker, flags in _TEMPLATES.items()}
+
+
+def _escaped(content: str, ascii_only: bool) -> str:
+    return json.dumps(content, ensure_ascii=ascii_only)[1:-1]
+
+
+def pack_raw(raw: str, content: str | None = None) -> str | bytes:
+    """The stored form of a native record's line; ``content`` is its message's text."""
+    if content is not None and len(content) >= TEMPLATE_MIN_CHARS:
+        for ascii_only in (False, True):
+            escaped = _escaped(content, ascii_only)
+            at = raw.find(escaped)
+            if at >= 0:
+                body = (raw[:at] + "\x00" + raw[at + len(escaped) :]).encode("utf-8")
+                packed = len(body) >= PACK_MIN_CHARS
+                if packed:
+                    body = zlib.compress(body, 1)
+                return _TEMPLATE_MARKERS[(ascii_only, packed)] + body
     if len(raw) < PACK_MIN_CHARS:
         return raw
     return zlib.compress(raw.encode("utf-8"), 1)
 
 
-def unpack_raw(value: str | bytes) -> str:
-    return value if isinstance(value, str) else zlib.decompress(value).decode("utf-8")
+def is_template(value: str | bytes) -> bool:
+    return isinstance(value, bytes) and value[:1] in _TEMPLATES
+
+
+def unpack_raw(value: str | bytes, content: str | None = None) -> str:
+    """The line ``pack_raw`` stored, byte for byte; ``content`` as given to it."""
+    if isinstance(value, str):
+        return value
+    flags = _TEMPLATES.get(value[:1])
+    if flags is None:
+        return zlib.decompress(value).decode("utf-8")
+    ascii_only, packed = flags
+    body = zlib.decompress(value[1:]) if packed else value[1:]
+    if content is None:
+        raise StoreError("a native record stored as a template has no message to rebuild it from")
+    prefix, suffix = body.decode("utf-8").split("\x00", 1)
+    return prefix + _escaped(content, ascii_only) + suffix
 
 
 def to_conversation(row: Any) -> Conversation:
