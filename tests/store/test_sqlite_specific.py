@@ -282,7 +282,8 @@ def test_a_native_record_holding_its_message_text_stores_it_once_and_reads_back_
     import json
     import sqlite3
 
-    from lossless.models import NewMessage, NewNativeRecord
+    from lossless.models import NewMessage, NewNativeRecord, NewPart
+    from lossless.store.contract import PartRewrite
 
     store = SQLiteStore(tmp_path / "lcm.db")
     cid = store.conversations.get_or_create(project="p", session_id="s", client="generic").id
@@ -322,6 +323,29 @@ def test_a_native_record_holding_its_message_text_stores_it_once_and_reads_back_
     stored = sum(len(v) for (v,) in db.execute("SELECT raw FROM native_records"))
     assert stored < sum(len(raw.encode()) for _, raw in lines) // 3
     db.close()
+
+    # Content rendered from several parts: the line holds one part's text.
+    said = "the text part of a message with a tool call, long enough to cut out"
+    line = json.dumps({"message": {"content": [{"type": "text", "text": said}]}})
+    (rendered,) = store.messages.append(
+        cid,
+        [
+            NewMessage(
+                role="assistant",
+                content=said + "\n\n[tool_use run {}]",
+                ingest_key="parts",
+                parts=(NewPart("text", said), NewPart("tool_use", "{}", tool_name="run")),
+                native_records=(NewNativeRecord("n-parts", "line", line),),
+            )
+        ],
+    ).inserted
+    db = sqlite3.connect(tmp_path / "lcm.db")
+    (kept,) = db.execute("SELECT raw FROM native_records WHERE native_key = 'n-parts'").fetchone()
+    db.close()
+    assert isinstance(kept, bytes) and len(kept) < len(line) - len(said) + 8
+    assert store.messages.native_records(cid, message_id=rendered.id)[0].raw == line
+    store.messages.rewrite(rendered.id, "gone", None, [PartRewrite(0, "gone too", None)])
+    assert store.messages.native_records(cid, message_id=rendered.id)[0].raw == line
 
     # Redacting a message's content keeps its record's line as it was read.
     first = inserted[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -32,8 +33,8 @@ from lossless.store.rows import (
 from lossless.store.sqlite.repository import (
     Repo,
     decode_json,
-    is_template,
     pack_raw,
+    template_source,
     to_conversation,
     to_message,
     unpack_raw,
@@ -199,7 +200,10 @@ class Messages(Repo):
                     )
                 if m.native_records:
                     self._insert_records(
-                        conversation_id, message_id, m.native_records, content=m.content
+                        conversation_id,
+                        message_id,
+                        m.native_records,
+                        texts=[m.content, *(p.text for p in m.parts)],
                     )
                 inserted.append(
                     Message(
@@ -236,7 +240,7 @@ class Messages(Repo):
         message_id: int | None,
         records: Sequence[NewNativeRecord],
         *,
-        content: str | None = None,
+        texts: Sequence[str | None] = (),
     ) -> int:
         before = self.db.total_changes
         self.db.executemany(
@@ -248,7 +252,7 @@ class Messages(Repo):
                     message_id,
                     r.native_key,
                     r.record_type,
-                    pack_raw(r.raw, content),
+                    pack_raw(r.raw, texts),
                     r.source_path,
                     r.line_no,
                     r.byte_offset,
@@ -322,10 +326,16 @@ class Messages(Repo):
         if message_id is not None:
             sql += " AND r.message_id = ?"
             params.append(message_id)
-        return [
-            rows.native_record(r, unpack_raw(r["raw"], r["message_content"]))
-            for r in self.s._q(sql + " ORDER BY r.id", params)
-        ]
+        found = self.s._q(sql + " ORDER BY r.id", params)
+        return self._rebuilt(found)
+
+    def _rebuilt(self, found: Sequence[sqlite3.Row]) -> builtins.list[NativeRecord]:
+        """Records from rows with their message's content, templates rebuilt."""
+        cut_from_parts = {
+            int(r["message_id"]) for r in found if (template_source(r["raw"]) or 0) > 0
+        }
+        parts = self.parts(builtins.list(cut_from_parts)) if cut_from_parts else {}
+        return [rows.native_record(r, unpack_raw(r["raw"], _source_text(r, parts))) for r in found]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         for key in keys:
@@ -392,17 +402,18 @@ class Messages(Repo):
 
     def _expand_templates(self, message_id: int) -> None:
         """Store the message's templated native records in full, before its
-        content changes: each keeps the line it was read from."""
-        for r in self.s._q(
-            "SELECT r.id, r.raw, m.content FROM native_records r JOIN messages m "
-            "ON m.id = r.message_id WHERE r.message_id = ? AND typeof(r.raw) = 'blob'",
+        content or parts change: each keeps the line it was read from."""
+        found = self.s._q(
+            "SELECT r.*, m.content AS message_content FROM native_records r JOIN messages m "
+            "ON m.id = r.message_id WHERE r.message_id = ? AND typeof(r.raw) = 'blob' "
+            "ORDER BY r.id",
             (message_id,),
-        ):
-            if is_template(r["raw"]):
-                self.db.execute(
-                    "UPDATE native_records SET raw = ? WHERE id = ?",
-                    (pack_raw(unpack_raw(r["raw"], r["content"])), r["id"]),
-                )
+        )
+        templated = [r for r in found if template_source(r["raw"]) is not None]
+        for r, record in zip(templated, self._rebuilt(templated), strict=True):
+            self.db.execute(
+                "UPDATE native_records SET raw = ? WHERE id = ?", (pack_raw(record.raw), r["id"])
+            )
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         check_text(raw, "native record")
@@ -425,3 +436,14 @@ class Messages(Repo):
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])
         return counts
+
+
+def _source_text(row: sqlite3.Row, parts: dict[int, list[Part]]) -> str | None:
+    """The text a templated record was cut from (``template_source``)."""
+    source = template_source(row["raw"])
+    if not source:
+        return row["message_content"] if source == 0 else None
+    for part in parts.get(int(row["message_id"]), []):
+        if part.ordinal == source - 1:
+            return part.text
+    return None

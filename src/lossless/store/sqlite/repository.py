@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import StoreError
@@ -39,12 +40,14 @@ PACK_MIN_CHARS = 4096
 
 
 # A message's native record usually holds the message's text again, JSON-escaped
-# inside the transcript line, so the text would be stored twice. Such a line
-# is stored as a template: the line with the escaped text cut out (a U+0000
-# marks the place; no stored text holds one), rebuilt on reading from the
-# message's content, which is exactly what was cut out. The first byte of the
-# BLOB says how the text was escaped and whether the template is compressed;
-# zlib streams start with 0x78, so they are told apart.
+# inside the transcript line (its content, or the text of one of its parts when
+# the content is rendered from several), so the text would be stored twice.
+# Such a line is stored as a template: the line with the longest such text cut
+# out (a U+0000 marks the place; no stored text holds one), rebuilt on reading
+# from that text, which is exactly what was cut out. The BLOB starts with a
+# byte saying how the text was escaped and whether the template is compressed
+# (zlib streams start with 0x78, so they are told apart), then which text it
+# was: ``0:`` the content, ``N:`` the part of ordinal N - 1.
 TEMPLATE_MIN_CHARS = 32
 _TEMPLATES = {
     b"\x01": (False, False),  # (escaped with ensure_ascii, template zlib-compressed)
@@ -55,44 +58,59 @@ _TEMPLATES = {
 _TEMPLATE_MARKERS = {flags: marker for marker, flags in _TEMPLATES.items()}
 
 
-def _escaped(content: str, ascii_only: bool) -> str:
-    return json.dumps(content, ensure_ascii=ascii_only)[1:-1]
+def _escaped(text: str, ascii_only: bool) -> str:
+    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
 
 
-def pack_raw(raw: str, content: str | None = None) -> str | bytes:
-    """The stored form of a native record's line; ``content`` is its message's text."""
-    if content is not None and len(content) >= TEMPLATE_MIN_CHARS:
+def pack_raw(raw: str, texts: Sequence[str | None] = ()) -> str | bytes:
+    """The stored form of a native record's line; ``texts`` are its message's
+    content and then its parts' texts, by ordinal (see ``template_source``)."""
+    best: tuple[int, int, bool, str] | None = None  # (length, source, ascii_only, escaped)
+    for source, text in enumerate(texts):
+        if text is None or len(text) < TEMPLATE_MIN_CHARS or (best and len(text) <= best[0]):
+            continue
         for ascii_only in (False, True):
-            escaped = _escaped(content, ascii_only)
-            at = raw.find(escaped)
-            if at >= 0:
-                body = (raw[:at] + "\x00" + raw[at + len(escaped) :]).encode("utf-8")
-                packed = len(body) >= PACK_MIN_CHARS
-                if packed:
-                    body = zlib.compress(body, 1)
-                return _TEMPLATE_MARKERS[(ascii_only, packed)] + body
+            escaped = _escaped(text, ascii_only)
+            if escaped in raw:
+                best = (len(text), source, ascii_only, escaped)
+                break
+    if best is not None:
+        _, source, ascii_only, escaped = best
+        at = raw.find(escaped)
+        body = (raw[:at] + "\x00" + raw[at + len(escaped) :]).encode("utf-8")
+        packed = len(body) >= PACK_MIN_CHARS
+        if packed:
+            body = zlib.compress(body, 1)
+        return _TEMPLATE_MARKERS[(ascii_only, packed)] + f"{source}:".encode() + body
     if len(raw) < PACK_MIN_CHARS:
         return raw
     return zlib.compress(raw.encode("utf-8"), 1)
 
 
-def is_template(value: str | bytes) -> bool:
-    return isinstance(value, bytes) and value[:1] in _TEMPLATES
+def template_source(value: str | bytes) -> int | None:
+    """Which text a stored line was cut from (0 content, N part ordinal N - 1);
+    None if it is stored whole."""
+    if not isinstance(value, bytes) or value[:1] not in _TEMPLATES:
+        return None
+    return int(value[1 : value.index(b":")])
 
 
-def unpack_raw(value: str | bytes, content: str | None = None) -> str:
-    """The line ``pack_raw`` stored, byte for byte; ``content`` as given to it."""
+def unpack_raw(value: str | bytes, text: str | None = None) -> str:
+    """The line ``pack_raw`` stored, byte for byte; ``text`` is the one it was
+    cut from (``template_source``), for a template."""
     if isinstance(value, str):
         return value
     flags = _TEMPLATES.get(value[:1])
     if flags is None:
         return zlib.decompress(value).decode("utf-8")
     ascii_only, packed = flags
-    body = zlib.decompress(value[1:]) if packed else value[1:]
-    if content is None:
-        raise StoreError("a native record stored as a template has no message to rebuild it from")
+    body = value[value.index(b":") + 1 :]
+    if packed:
+        body = zlib.decompress(body)
+    if text is None:
+        raise StoreError("a native record stored as a template has lost the text it was cut from")
     prefix, suffix = body.decode("utf-8").split("\x00", 1)
-    return prefix + _escaped(content, ascii_only) + suffix
+    return prefix + _escaped(text, ascii_only) + suffix
 
 
 def to_conversation(row: Any) -> Conversation:
