@@ -90,6 +90,15 @@ def test_healthy_install_passes_every_check(installed: dict[str, Path]) -> None:
         assert checks[key]["status"] == "ok", checks[key]
 
 
+def test_run_from_home_checks_the_user_install_once(installed: dict[str, Path]) -> None:
+    """From $HOME the project scope's files are the user scope's own files."""
+    home = installed["settings"].parent.parent
+    code, checks = doctor(home)
+    assert code == 0, problems(checks)
+    assert not [k for k in checks if k[1].startswith("project:")]
+    assert checks[("codex", "user: hook trust")]["status"] == "ok"
+
+
 def test_broken_installs_are_problems_with_fixes(installed: dict[str, Path]) -> None:
     settings = json.loads(installed["settings"].read_text())
     del settings["hooks"]["PreCompact"]

@@ -102,6 +102,28 @@ def test_prompt_hook_adds_relevant_memories_then_learns_from_the_reply(
         assert stored is not None and stored.used_count == 1 and stored.surfaced_count == 1
 
 
+def test_first_prompt_recalls_before_the_transcript_exists(tmp_path: Path, lcm_home: Path) -> None:
+    """Claude Code fires the first UserPromptSubmit before writing the transcript."""
+    workspace = tmp_path / "shop"
+    workspace.mkdir()
+    with Engine.open(lcm_home) as engine:
+        memory = remember(
+            engine.store, "Deploys go through the blue-green script.", project=str(workspace)
+        ).memory
+    prompt = "how do we do deploys here?"
+    not_yet = workspace / "session-not-written-yet.jsonl"
+    result = fire(
+        "UserPromptSubmit",
+        claude_payload("UserPromptSubmit", not_yet, SESSION, prompt=prompt),
+        home=lcm_home,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert memory.id in context
+    log = (lcm_home / "logs" / "hooks.log").read_text()
+    assert " ok " in log and " error " not in log and "nothing to ingest" in log
+
+
 def test_recall_can_be_switched_off(tmp_path: Path, lcm_home: Path) -> None:
     workspace = tmp_path / "app"
     with Engine.open(lcm_home) as engine:

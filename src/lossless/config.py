@@ -57,6 +57,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("claude_home", str, "~/.claude", "Claude Code's data folder (holds projects/)."),
     Setting("codex_home", str, "~/.codex", "Codex CLI's data folder (holds sessions/)."),
+    Setting(
+        "transcript_dirs",
+        str,
+        "",
+        "More folders hooks may read transcripts from, separated by ':' (the clients' own "
+        "projects/ and sessions/ folders always count).",
+    ),
     Setting("fresh_tail_count", int, 32, "Newest raw messages that are never compacted."),
     Setting("leaf_chunk_tokens", int, 20_000, "Most source tokens summarized into one leaf."),
     Setting("leaf_target_tokens", int, 1_200, "Target size of a leaf summary."),

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from lossless.config import Config
-    from lossless.integrations import Scope
+    from lossless.integrations.files import Scope
 
 Status = Literal["ok", "info", "warn", "problem"]
 # A request older than this with no worker running means hooks fail to start it.
@@ -95,7 +95,7 @@ class _Probe:
 
 def _lcm_prefix(command: str) -> list[str]:
     """The part of an installed command before the lcm subcommand (keeps ``--home``)."""
-    from lossless.integrations import lcm_subcommand, split_command
+    from lossless.integrations.commands import lcm_subcommand, split_command
 
     argv = split_command(command)
     found = lcm_subcommand(argv)
@@ -175,7 +175,7 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
 
 
 def _mcp_prefix(entry: Mapping[str, Any]) -> list[str]:
-    from lossless.integrations import join_command
+    from lossless.integrations.commands import join_command
 
     argv = [str(entry["command"]), *[str(a) for a in entry.get("args") or []]]
     return _lcm_prefix(join_command(argv))
@@ -231,96 +231,129 @@ def _mcp_sdk_error() -> str | None:
     return None
 
 
-def check_claude_code(
-    config: Config, scopes: Sequence[tuple[Scope, Path | None]], probe: _Probe
-) -> list[Check]:
+@dataclass(frozen=True, slots=True)
+class _ClientInstall:
+    """What the client-install check needs to know of one scope, whichever client."""
+
+    scope: Scope
+    present: bool
+    hooks_file: Path
+    mcp_file: Path
+    mcp_table: str
+    hooks: dict[str, list[str]]
+    missing_events: list[str]
+    mcp: Mapping[str, Any] | None
+    error: str | None
+    extra: list[Check]
+
+
+def _claude_install(config: Config, scope: Scope, project: Path | None) -> _ClientInstall:
     from lossless.integrations import claude_code
 
-    area = "claude-code"
-    checks: list[Check] = []
-    present = False
-    for scope, project in scopes:
-        found = claude_code.inspect(config, scope, project)
-        flag = " --scope project" if scope == "project" else ""
-        fix = f"lcm install claude-code{flag}"
-        if found.error:
-            checks.append(Check(area, f"{scope}: settings", "problem", found.error, None))
-            continue
-        if not found.present:
-            continue
-        present = True
-        if found.missing_events:
-            checks.append(
-                Check(
-                    area,
-                    f"{scope}: hooks",
-                    "problem",
-                    f"{found.settings} lacks lossless hooks for {', '.join(found.missing_events)}",
-                    fix,
-                )
-            )
-        else:
-            checks.append(
-                Check(
-                    area, f"{scope}: hooks", "ok", f"{len(found.hooks)} events in {found.settings}"
-                )
-            )
-        commands = [c for cmds in found.hooks.values() for c in cmds]
-        checks.extend(_check_commands(area, scope, commands, probe, config, fix))
-        if found.mcp is None:
-            checks.append(
-                Check(area, f"{scope}: MCP server", "problem", f"no 'lcm' in {found.mcp_file}", fix)
-            )
-        else:
-            error = probe.error(_mcp_prefix(found.mcp)) or probe.mcp_error(found.mcp)
-            if error:
-                checks.append(Check(area, f"{scope}: MCP server", "problem", error, fix))
-            else:
-                checks.append(
-                    Check(area, f"{scope}: MCP server", "ok", f"'lcm' in {found.mcp_file}")
-                )
-    if present:
-        sdk = _mcp_sdk_error()
-        if sdk:
-            checks.append(
-                Check(
-                    area,
-                    "MCP SDK",
-                    "problem",
-                    f"the MCP server cannot start: {sdk}",
-                    "pip install 'lossless-context[mcp]' (in the environment of this lcm)",
-                )
-            )
-    elif config.path("claude_home").is_dir():
-        checks.append(
-            Check(
-                area,
-                "install",
-                "warn",
-                f"Claude Code is here ({config.path('claude_home')}) but lossless is not "
-                "installed: sessions are only stored by `lcm import`",
-                "lcm install claude-code",
-            )
-        )
-    else:
-        checks.append(Check(area, "install", "info", "Claude Code not found; not installed"))
-    return checks
+    found = claude_code.inspect(config, scope, project)
+    return _ClientInstall(
+        scope,
+        found.present,
+        found.settings,
+        found.mcp_file,
+        "'lcm'",
+        found.hooks,
+        found.missing_events,
+        found.mcp,
+        found.error,
+        [],
+    )
 
 
-def check_codex(
-    config: Config, scopes: Sequence[tuple[Scope, Path | None]], probe: _Probe
-) -> list[Check]:
+def _codex_install(config: Config, scope: Scope, project: Path | None) -> _ClientInstall:
     from lossless.integrations import codex
 
-    area = "codex"
+    found = codex.inspect(config, scope, project)
+    flag = " --scope project" if scope == "project" else ""
+    extra: list[Check] = []
+    if found.hooks_disabled:
+        extra.append(
+            Check(
+                "codex",
+                f"{scope}: hooks enabled",
+                "problem",
+                f"{found.config} switches hooks off ([features] hooks = false)",
+                f"remove that line from {found.config}, or set it to true",
+            )
+        )
+    if found.untrusted:
+        kinds = sorted({p.status for p in found.untrusted})
+        events = ", ".join(p.event for p in found.untrusted)
+        extra.append(
+            Check(
+                "codex",
+                f"{scope}: hook trust",
+                "problem",
+                f"Codex skips {len(found.untrusted)} lossless hook(s) as "
+                f"{' or '.join(kinds)} ({events}): no trust recorded for their current "
+                f"command in {codex.paths(config, scope, project).trust_config}",
+                f"lcm install codex{flag}",
+            )
+        )
+    elif found.hooks:
+        extra.append(
+            Check("codex", f"{scope}: hook trust", "ok", f"all {len(found.hooks)} hooks trusted")
+        )
+    return _ClientInstall(
+        scope,
+        found.present,
+        found.hooks_file,
+        found.config,
+        "[mcp_servers.lcm]",
+        found.hooks,
+        found.missing_events,
+        found.mcp,
+        found.error,
+        extra,
+    )
+
+
+def _scopes_to_check(
+    config: Config, client: str, scopes: Sequence[tuple[Scope, Path | None]]
+) -> list[tuple[Scope, Path | None]]:
+    """The scopes whose files differ: run from $HOME, the project scope's files are the
+    user scope's own (``~/.claude/settings.json``, ``~/.codex``) and are checked once."""
+    from lossless.integrations import claude_code, codex
+
+    def hooks_file(scope: Scope, project: Path | None) -> Path:
+        if client == "claude-code":
+            return claude_code.paths(config, scope, project).settings
+        return codex.paths(config, scope, project).hooks
+
+    seen: set[Path] = set()
+    kept: list[tuple[Scope, Path | None]] = []
+    for scope, project in scopes:
+        path = hooks_file(scope, project).expanduser().resolve()
+        if path in seen:
+            continue
+        seen.add(path)
+        kept.append((scope, project))
+    return kept
+
+
+def check_client(
+    client: str,
+    config: Config,
+    scopes: Sequence[tuple[Scope, Path | None]],
+    probe: _Probe,
+) -> list[Check]:
+    """One client's install, per scope: hooks, their commands, the MCP entry, client extras."""
+    inspect = _claude_install if client == "claude-code" else _codex_install
+    client_home = config.path("claude_home" if client == "claude-code" else "codex_home")
+    label = "Claude Code" if client == "claude-code" else "Codex"
     checks: list[Check] = []
     present = False
-    for scope, project in scopes:
-        found = codex.inspect(config, scope, project)
+    for scope, project in _scopes_to_check(config, client, scopes):
+        found = inspect(config, scope, project)
         flag = " --scope project" if scope == "project" else ""
-        fix = f"lcm install codex{flag}"
+        fix = f"lcm install {client}{flag}"
         if found.error:
-            checks.append(Check(area, f"{scope}: config", "problem", found.error, None))
+            checks.append(Check(client, f"{scope}: settings", "problem", found.error, None))
             continue
         if not found.present:
             continue
@@ -328,76 +361,80 @@ def check_codex(
         if found.missing_events:
             checks.append(
                 Check(
-                    area,
+                    client,
                     f"{scope}: hooks",
                     "problem",
-                    f"{found.hooks_file} lacks lossless hooks for {', '.join(found.missing_events)}",
+                    f"{found.hooks_file} lacks lossless hooks for "
+                    f"{', '.join(found.missing_events)}",
                     fix,
                 )
             )
         else:
             checks.append(
                 Check(
-                    area,
+                    client,
                     f"{scope}: hooks",
                     "ok",
                     f"{len(found.hooks)} events in {found.hooks_file}",
                 )
             )
-        if found.hooks_disabled:
-            checks.append(
-                Check(
-                    area,
-                    f"{scope}: hooks enabled",
-                    "problem",
-                    f"{found.config} switches hooks off ([features] hooks = false)",
-                    f"remove that line from {found.config}, or set it to true",
-                )
-            )
+        checks.extend(found.extra)
         commands = [c for cmds in found.hooks.values() for c in cmds]
-        checks.extend(_check_commands(area, scope, commands, probe, config, fix))
+        checks.extend(_check_commands(client, scope, commands, probe, config, fix))
         if found.mcp is None:
             checks.append(
                 Check(
-                    area,
+                    client,
                     f"{scope}: MCP server",
                     "problem",
-                    f"no [mcp_servers.lcm] in {found.config}",
+                    f"no {found.mcp_table} in {found.mcp_file}",
                     fix,
                 )
             )
         else:
             error = probe.error(_mcp_prefix(found.mcp)) or probe.mcp_error(found.mcp)
-            status: Status = "problem" if error else "ok"
-            detail = error or f"[mcp_servers.lcm] in {found.config}"
             checks.append(
-                Check(area, f"{scope}: MCP server", status, detail, fix if error else None)
+                Check(
+                    client,
+                    f"{scope}: MCP server",
+                    "problem" if error else "ok",
+                    error or f"{found.mcp_table} in {found.mcp_file}",
+                    fix if error else None,
+                )
             )
     if present:
         sdk = _mcp_sdk_error()
         if sdk:
             checks.append(
                 Check(
-                    area,
+                    client,
                     "MCP SDK",
                     "problem",
                     f"the MCP server cannot start: {sdk}",
-                    "pip install 'lossless-context[mcp]'",
+                    mcp_extra_fix(),
                 )
             )
-    elif config.path("codex_home").is_dir():
+    elif client_home.is_dir():
         checks.append(
             Check(
-                area,
+                client,
                 "install",
                 "warn",
-                f"Codex is here ({config.path('codex_home')}) but lossless is not installed",
-                "lcm install codex",
+                f"{label} is here ({client_home}) but lossless is not installed: "
+                "sessions are only stored by `lcm import`",
+                f"lcm install {client}",
             )
         )
     else:
-        checks.append(Check(area, "install", "info", "Codex not found; not installed"))
+        checks.append(Check(client, "install", "info", f"{label} not found; not installed"))
     return checks
+
+
+def mcp_extra_fix() -> str:
+    """How to add the ``mcp`` extra to the environment this lcm runs from."""
+    from lossless.integrations.environment import mcp_extra_instructions
+
+    return mcp_extra_instructions()
 
 
 def check_store_and_worker(config: Config) -> list[Check]:
@@ -612,7 +649,7 @@ def run_checks(
     config: Config, *, project_dir: Path | None = None, probe_commands: bool = True
 ) -> list[Check]:
     """Every check, in display order."""
-    from lossless.integrations import lcm_argv
+    from lossless.integrations.commands import lcm_argv
 
     probe = _Probe(probe_commands)
     checks: list[Check] = []
@@ -623,8 +660,8 @@ def run_checks(
     )
     project = (project_dir or Path.cwd()).resolve()
     scopes: list[tuple[Scope, Path | None]] = [("user", None), ("project", project)]
-    checks.extend(check_claude_code(config, scopes, probe))
-    checks.extend(check_codex(config, scopes, probe))
+    for client in ("claude-code", "codex"):
+        checks.extend(check_client(client, config, scopes, probe))
     checks.extend(check_store_and_worker(config))
     checks.extend(check_summarizer(config))
     checks.extend(check_hook_log(config))

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from lossless.integrations import claude_code, codex, is_lcm_hook
+from lossless.integrations import claude_code, codex
+from lossless.integrations.commands import is_lcm_hook
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -116,8 +117,14 @@ def test_claude_user_scope_merge_idempotent_and_exact_uninstall(
     assert set(handlers) == {h.event for h in claude_code.HOOKS}
     check_installed_commands(handlers, "claude-code")
     assert handlers["SessionStart"][0]["matcher"] == "compact|resume"
-    # The user's own hooks and settings are all still there, in order.
-    assert settings["model"] == "opus" and settings["permissions"] == USER_SETTINGS["permissions"]
+    # The user's own hooks and settings are all still there, in order; the
+    # read-only lcm tools are approved after the user's own entries.
+    assert settings["model"] == "opus"
+    assert settings["permissions"]["allow"] == [
+        *USER_SETTINGS["permissions"]["allow"],
+        *claude_code.READ_ONLY_TOOLS,
+    ]
+    assert "mcp__lcm__lcm_store" not in settings["permissions"]["allow"]
     for event, groups in USER_SETTINGS["hooks"].items():
         assert settings["hooks"][event][: len(groups)] == groups
     state = json.loads(homes["state"].read_text())
@@ -139,6 +146,16 @@ def test_claude_user_scope_merge_idempotent_and_exact_uninstall(
     nothing = lcm("uninstall", "claude-code")
     assert "nothing to remove" in nothing.stdout
     assert homes["settings"].read_text() == settings_text
+
+
+def test_claude_ask_for_tools_leaves_permissions_alone(homes: dict[str, Path]) -> None:
+    write_json(homes["settings"], USER_SETTINGS)
+    assert lcm("install", "claude-code").returncode == 0
+    # Re-installing with the opt-out takes lossless's approvals back out.
+    assert lcm("install", "claude-code", "--ask-for-tools").returncode == 0
+    settings = json.loads(homes["settings"].read_text())
+    assert settings["permissions"] == USER_SETTINGS["permissions"]
+    assert lcm_handlers(settings)
 
 
 def test_claude_reinstall_after_lcm_moved_replaces_its_commands(homes: dict[str, Path]) -> None:
@@ -222,6 +239,10 @@ def test_installed_hook_command_runs_and_ingests(
         "cwd": str(tmp_path),
         "hook_event_name": "Stop",
     }
+    # The bare environment below has no LCM_TRANSCRIPT_DIRS: allow the test's
+    # folder in the configuration file, as a user would for a custom location.
+    lcm_home.mkdir(parents=True, exist_ok=True)
+    (lcm_home / "config.toml").write_text(f"transcript_dirs = {json.dumps(str(tmp_path))}\n")
     # The command runs through a shell from an unrelated directory with a bare
     # environment, as the client does.
     done = subprocess.run(

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import lossless
-from lossless.integrations import claude_code, is_lcm_mcp_entry
+from lossless.integrations import claude_code
+from lossless.integrations.commands import is_lcm_mcp_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
-    from lossless.integrations import Plan, Scope
+    from lossless.integrations.files import Plan, Scope
 
 
 @cli.command()
@@ -164,27 +165,23 @@ def worker(
 @click.option("--all-projects", is_flag=True, help="Let the tools see every project by default.")
 @click.pass_context
 def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
-    """Serve lossless to an agent over MCP (stdio): grep, search, describe, expand.
+    """Serve lossless to an agent over MCP (stdio): grep, search, describe, expand, store.
 
     `lcm install` registers this with Claude Code or Codex; you do not run it
     by hand. Tools: lcm_grep, lcm_search, lcm_describe, lcm_expand,
-    lcm_expand_query, lcm_status. They see the current project's sessions
-    unless asked for all projects. Needs the MCP SDK:
+    lcm_expand_query and lcm_status read history; lcm_store keeps a durable
+    memory for the project. They see the current project's sessions unless
+    asked for all projects. initialize is answered at once, before the SDK
+    loads; the server exits when its client closes stdin or goes away.
+    Needs the MCP SDK:
 
     \b
-      pip install 'lossless-context[mcp]'
+      pip install 'lossless-context[mcp]'   (pipx: pipx inject lossless-context mcp; uv: uv tool install --force 'lossless-context[mcp]')
     """
-    from lossless.errors import ConfigError
+    from lossless import mcp_stdio
 
-    try:
-        from lossless import mcp_server
-    except ImportError as exc:
-        raise ConfigError(
-            f"the MCP server needs the 'mcp' package ({exc}); "
-            "install it with: pip install 'lossless-context[mcp]'"
-        ) from None
-    scope = None if all_projects else (project or mcp_server.default_project())
-    mcp_server.serve_stdio(state_of(ctx).config(), project=scope)
+    state = state_of(ctx)
+    mcp_stdio.main(state.config, home=state.home, project=project, all_projects=all_projects)
 
 
 _CLIENTS = click.Choice(["claude-code", "codex"])
@@ -207,7 +204,13 @@ _dry_run_option = click.option(
 
 
 def _plan(
-    ctx: click.Context, action: str, client: str, scope: str, project_dir: Path | None
+    ctx: click.Context,
+    action: str,
+    client: str,
+    scope: str,
+    project_dir: Path | None,
+    *,
+    allow_tools: bool = True,
 ) -> Plan:
     from lossless.integrations import claude_code, codex
 
@@ -215,11 +218,27 @@ def _plan(
     where: Scope = "project" if scope == "project" else "user"
     if client == "claude-code":
         if action == "install":
-            return claude_code.plan_install(config, where, project_dir)
+            return claude_code.plan_install(
+                config, where, project_dir, allow_read_only_tools=allow_tools
+            )
         return claude_code.plan_uninstall(config, where, project_dir)
     if action == "install":
         return codex.plan_install(config, where, project_dir)
     return codex.plan_uninstall(config, where, project_dir)
+
+
+def _confirm_codex_trust(ctx: click.Context, scope: str, project_dir: Path | None) -> str:
+    """Check with the installed Codex that it trusts the hooks just written; when it
+    computes other hashes than lossless did, record Codex's and check again."""
+    from lossless.integrations import codex
+
+    config = state_of(ctx).config()
+    where: Scope = "project" if scope == "project" else "user"
+    note, reported = codex.confirm_trust(config, where, project_dir)
+    if reported:
+        codex.plan_install(config, where, project_dir, trusted_hashes=reported).apply()
+        note = f"{note}; {codex.confirm_trust(config, where, project_dir)[0]}"
+    return f"trust: {note}"
 
 
 def _report(plan: Plan, dry_run: bool, as_json: bool) -> None:
@@ -267,6 +286,12 @@ def _report(plan: Plan, dry_run: bool, as_json: bool) -> None:
 @_scope_option
 @_project_option
 @_dry_run_option
+@click.option(
+    "--ask-for-tools",
+    is_flag=True,
+    help="Claude Code: do not pre-approve lossless's read-only tools in permissions.allow "
+    "(then `claude -p` denies them unless --allowedTools names them).",
+)
 @json_option
 @click.pass_context
 def install(
@@ -275,6 +300,7 @@ def install(
     scope: str,
     project_dir: Path | None,
     dry_run: bool,
+    ask_for_tools: bool,
     as_json: bool,
 ) -> None:
     """Wire lossless into CLIENT: capture hooks and the `lcm` MCP server.
@@ -291,6 +317,15 @@ def install(
                  project: .claude/settings.json (hooks), .mcp.json (MCP)
     codex        user:    ~/.codex/hooks.json, ~/.codex/config.toml [mcp_servers.lcm]
                  project: .codex/hooks.json, .codex/config.toml
+                 (hook trust: always ~/.codex/config.toml)
+
+    Claude Code: the read-only lcm tools (grep, search, describe, expand,
+    expand_query, status) are pre-approved in permissions.allow unless
+    --ask-for-tools; lcm_store still asks. Codex runs a hook only when the
+    user's config.toml records it as trusted: install records trust for
+    exactly the hooks it wrote and, when `codex` is on PATH, checks with
+    Codex that it now trusts them. Needs the 'mcp' extra in this lcm's
+    environment (install refuses without it and says how to add it).
 
     \b
     Examples:
@@ -298,9 +333,20 @@ def install(
       lcm install claude-code
       lcm install codex --scope project
     """
-    plan = _plan(ctx, "install", client, scope, project_dir)
+    from lossless.errors import ConfigError
+    from lossless.integrations.environment import has_mcp_sdk, mcp_extra_instructions
+
+    if not has_mcp_sdk():
+        raise ConfigError(
+            f"this lcm ({sys.executable}) has no MCP SDK, so the `lcm mcp` server "
+            f"{client} would start cannot run; nothing was changed. To "
+            f"{mcp_extra_instructions()}, then run `lcm install {client}` again"
+        )
+    plan = _plan(ctx, "install", client, scope, project_dir, allow_tools=not ask_for_tools)
     if not dry_run:
         plan.apply()
+        if client == "codex":
+            plan.notes.append(_confirm_codex_trust(ctx, scope, project_dir))
     _report(plan, dry_run, as_json)
     if not dry_run and not as_json and plan.changed:
         click.echo("Restart the client to load the hooks; `lcm doctor` checks the setup.")

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,9 +170,23 @@ class Importer:
     ) -> FileImportResult:
         from lossless.sources import detect_kind, parser_for
 
-        path = path.resolve()
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            result = FileImportResult(path=str(path), kind=kind)
+            result.error = f"cannot read {path}: symbolic link loop"
+            return result
         result = FileImportResult(path=str(path), kind=kind)
         try:
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):
+                # A FIFO or device named *.jsonl would block the import forever.
+                what = "a named pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+                result.error = f"skipped: {what}"
+                return result
+            # Fail here, naming the cause, rather than as "not a recognised transcript".
+            with path.open("rb"):
+                pass
             if kind is None:
                 kind = detect_kind(path)
                 result.kind = kind
@@ -204,6 +219,10 @@ class Importer:
                 indexing.keep_current(self.store)
         except OSError as exc:
             result.error = f"cannot read {path}: {exc.strerror or exc}"
+        except RecursionError:
+            # Parsers report deep lines as problem lines; this keeps any other
+            # deep structure from ending the whole run.
+            result.error = f"cannot import {path}: data nested too deeply"
         return result
 
     def _resume_point(self, path: Path) -> tuple[int, int, Conversation | None]:

@@ -94,7 +94,8 @@ def parse_message_id(ref: str) -> int | None:
     text = ref.strip()
     if text.startswith("msg_"):
         text = text[4:]
-    return int(text) if text.isdigit() else None
+    # Beyond SQLite's 64-bit integers no message can have the id.
+    return int(text) if text.isdigit() and len(text) <= 18 else None
 
 
 def describe(repos: Repositories, ref: str, *, include_file_content: bool = True) -> Description:
@@ -125,6 +126,8 @@ def describe(repos: Repositories, ref: str, *, include_file_content: bool = True
                 error = f"content file {large.path} cannot be read: {exc.strerror or exc}"
         return FileDescription(kind="file", file=large, content=content, error=error)
     message_id = parse_message_id(ref)
+    if message_id is None and ref.removeprefix("msg_").isdigit():
+        raise NotFoundError(f"no message {ref}")
     if message_id is None:
         raise InputError(
             f"{ref!r} is not an id: use a message id (123 or msg_123), a summary id "

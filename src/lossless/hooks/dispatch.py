@@ -25,6 +25,7 @@ from lossless.hooks.ingest import (
     defer_backlog,
     ingest_transcripts,
     kind_for,
+    path_field,
     transcript_paths,
 )
 from lossless.hooks.log import log_event, log_failure
@@ -198,8 +199,17 @@ def _handle_online(
         # Before this hook's own ingest, so what was captured offline reaches
         # the server first.
         _deliver_from_hook(engine, outcome)
+    transcript = path_field(payload, "transcript_path")
     try:
-        if background:
+        if transcript is not None and not transcript.exists():
+            # Claude Code fires SessionStart and the first UserPromptSubmit
+            # before it writes the transcript, and `claude mcp list` fires a
+            # SessionEnd for one it never writes: nothing to ingest yet, not a
+            # failure. Recall below still runs (project from cwd, the prompt
+            # from the payload).
+            outcome.notes.append("no transcript yet: nothing to ingest")
+            results = []
+        elif background:
             results = background_ingest(
                 engine, payload, final=final, client=client, lock_fd=lock_fd
             )
@@ -265,7 +275,7 @@ def _session_conversation(
 
 def _schedule(engine: Engine, outcome: HookOutcome, *, sweep: bool) -> None:
     """Record compaction requests for conversations that need one; wake the worker."""
-    from lossless.worker import schedule_compaction
+    from lossless.engine.compaction_requests import schedule_compaction
 
     wanted = schedule_compaction(engine, dict.fromkeys(outcome.conversation_ids, sweep))
     if wanted:
@@ -312,7 +322,10 @@ def _capture_instead(
     reason = str(exc).split(";")[0]
     outcome.notes.append(f"server unavailable ({reason}): captured offline")
     try:
-        paths = transcript_paths(payload)
+        paths = transcript_paths(payload, config)
+        if not paths[0].exists():
+            outcome.notes.append("no transcript yet: nothing to capture")
+            return outcome
         if not paths[0].is_file():
             raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
         transcripts = [(path, kind_for(path, client)) for path in paths]
@@ -325,7 +338,7 @@ def _capture_instead(
 
 
 def _deliver_from_hook(engine: Engine, outcome: HookOutcome) -> None:
-    from lossless.worker import schedule_compaction
+    from lossless.engine.compaction_requests import schedule_compaction
 
     delivery = deliver_outbox(engine, limit=HOOK_DELIVERY_LIMIT)
     if delivery is None:

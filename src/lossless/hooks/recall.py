@@ -84,12 +84,14 @@ def _unstored_replies(engine: Engine, payload: dict[str, Any]) -> list[str]:
     Ingest holds the last assistant message back until the transcript moves
     on (it may still grow), so it is read here without being stored.
     """
+    from lossless.hooks.confine import confine_transcript
     from lossless.models import NewMessage
     from lossless.sources import detect_kind, parser_for
 
     path = path_field(payload, "transcript_path")
     if path is None or not path.is_file():
         return []
+    path = confine_transcript(path, engine.config, "transcript_path")
     kind = detect_kind(path)
     if kind is None:
         return []

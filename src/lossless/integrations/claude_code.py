@@ -23,24 +23,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import ConfigError
-from lossless.integrations import (
+from lossless.integrations.commands import (
     MCP_NAME,
+    hook_argv,
+    is_lcm_mcp_entry,
+    join_command,
+    mcp_argv,
+)
+from lossless.integrations.files import (
     FileChange,
-    HookSpec,
     Plan,
     Scope,
     dump_json,
-    hook_argv,
-    installed_hooks,
-    is_lcm_mcp_entry,
-    join_command,
     load_json_object,
-    mcp_argv,
-    merge_hooks,
     read_text,
-    remove_hooks,
     resolve_project,
 )
+from lossless.integrations.hooks_json import HookSpec, installed_hooks, merge_hooks, remove_hooks
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -58,6 +57,53 @@ HOOKS: tuple[HookSpec, ...] = (
     HookSpec("PreCompact"),
     HookSpec("SessionEnd"),
 )
+
+
+# lossless's MCP tools that only read, pre-approved in ``permissions.allow``
+# (``claude -p`` denies every tool not approved; ``lcm_store`` writes, so it
+# keeps asking).
+READ_ONLY_TOOLS: tuple[str, ...] = tuple(
+    f"mcp__{MCP_NAME}__{name}"
+    for name in (
+        "lcm_grep",
+        "lcm_search",
+        "lcm_describe",
+        "lcm_expand",
+        "lcm_expand_query",
+        "lcm_status",
+    )
+)
+
+
+def allow_tools(settings: dict[str, Any]) -> list[str]:
+    """Add the read-only tools to ``permissions.allow`` (once each, after the user's)."""
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise ConfigError("the 'permissions' setting is not an object; fix it by hand first")
+    allowed = permissions.setdefault("allow", [])
+    if not isinstance(allowed, list):
+        raise ConfigError("permissions.allow is not a list; fix it by hand first")
+    missing = [tool for tool in READ_ONLY_TOOLS if tool not in allowed]
+    allowed.extend(missing)
+    return [f"allowed {len(READ_ONLY_TOOLS)} read-only lcm tools"] if missing else []
+
+
+def disallow_tools(settings: dict[str, Any]) -> list[str]:
+    """Take exactly lossless's entries out of ``permissions.allow``; containers left empty go."""
+    permissions = settings.get("permissions")
+    allowed = permissions.get("allow") if isinstance(permissions, dict) else None
+    if not isinstance(permissions, dict) or not isinstance(allowed, list):
+        return []
+    kept = [entry for entry in allowed if entry not in READ_ONLY_TOOLS]
+    if len(kept) == len(allowed):
+        return []
+    if kept:
+        permissions["allow"] = kept
+    else:
+        del permissions["allow"]
+        if not permissions:
+            del settings["permissions"]
+    return ["removed the lcm tool permissions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,14 +156,27 @@ def _edit_json(
     return FileChange(path, before, after, summary)
 
 
-def plan_install(config: Config, scope: Scope = "user", project_dir: Path | None = None) -> Plan:
+def plan_install(
+    config: Config,
+    scope: Scope = "user",
+    project_dir: Path | None = None,
+    *,
+    allow_read_only_tools: bool = True,
+) -> Plan:
+    """Hooks and the MCP server; unless ``allow_read_only_tools`` is false, the
+    read-only lcm tools pre-approved in ``permissions.allow``."""
     where = paths(config, scope, project_dir)
     plan = Plan("install", CLIENT, scope)
 
     def add_hooks(settings: dict[str, Any]) -> list[str]:
-        return merge_hooks(
+        notes = merge_hooks(
             settings, HOOKS, lambda event: join_command(hook_argv(config, event, CLIENT))
         )
+        if allow_read_only_tools:
+            notes.extend(allow_tools(settings))
+        else:
+            notes.extend(disallow_tools(settings))
+        return notes
 
     def add_server(data: dict[str, Any]) -> list[str]:
         servers = data.setdefault("mcpServers", {})
@@ -156,7 +215,10 @@ def plan_uninstall(config: Config, scope: Scope = "user", project_dir: Path | No
             del data["mcpServers"]
         return [f"removed MCP server {MCP_NAME!r}"]
 
-    plan.changes.append(_edit_json(where.settings, remove_hooks))
+    def drop_settings(settings: dict[str, Any]) -> list[str]:
+        return [*remove_hooks(settings), *disallow_tools(settings)]
+
+    plan.changes.append(_edit_json(where.settings, drop_settings))
     plan.changes.append(
         _edit_json(where.mcp_file, drop_server, disposable=where.mcp_file_disposable)
     )

@@ -11,47 +11,51 @@ Codex reads ``hooks.json`` next to each config layer, in the same shape as
 Claude Code's settings (event -> matcher groups -> ``{"type": "command", ...}``
 handlers), and sends the same kind of event JSON on stdin (``session_id``,
 ``transcript_path`` = the rollout file, ``cwd``, ``hook_event_name``). Its
-events differ: no ``SessionEnd`` and no ``compact`` start source (the rollout
-parser holds nothing back, so the last hook of a turn already stored
-everything), ``PostCompact`` exists. Hooks are on by default in current Codex;
-a ``[features] hooks = false`` (or ``codex_hooks = false``) in config.toml turns
-them off, which ``lcm doctor`` reports; the installer leaves feature flags alone.
+events differ: no ``compact`` start source, ``PostCompact`` exists;
+``SessionEnd`` (with ``reason``) and ``SubagentStop`` exist since 0.171. Hooks
+are on by default in current Codex; a ``[features] hooks = false`` (or
+``codex_hooks = false``) in config.toml turns them off, which ``lcm doctor``
+reports; the installer leaves feature flags alone.
 
-``config.toml`` is edited as text so the user's comments and layout survive:
-lossless's table sits between two marker comments and uninstall removes
-exactly that block.
+Codex runs a hook only when the *user's* config.toml records it as trusted
+(``codex_trust``), whatever the scope of the hooks.json: the installer writes
+those records for exactly the hooks it wrote, so a project-scope install
+touches the user's config.toml too (trust tables only).
+
+config.toml is edited as text (``toml_block``): lossless's tables sit in a
+marked block, each tagged, and uninstall takes out exactly those tables.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import ConfigError
-from lossless.integrations import (
+from lossless.integrations import codex_trust, toml_block
+from lossless.integrations.commands import (
     MCP_NAME,
+    hook_argv,
+    is_lcm_hook,
+    is_lcm_mcp_entry,
+    join_command,
+    mcp_argv,
+)
+from lossless.integrations.files import (
     FileChange,
-    HookSpec,
     Plan,
     Scope,
     dump_json,
-    hook_argv,
-    installed_hooks,
-    is_lcm_mcp_entry,
-    join_command,
     load_json_object,
-    mcp_argv,
-    merge_hooks,
     read_text,
-    remove_hooks,
     resolve_project,
 )
+from lossless.integrations.hooks_json import HookSpec, installed_hooks, merge_hooks, remove_hooks
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -63,29 +67,39 @@ HOOKS: tuple[HookSpec, ...] = (
     HookSpec("UserPromptSubmit"),
     HookSpec("PostToolUse"),
     HookSpec("Stop"),
+    HookSpec("SubagentStop"),
     HookSpec("PreCompact"),
     HookSpec("PostCompact"),
+    # Codex clamps a SessionEnd hook's timeout to 3 s (and hashes the clamped
+    # value for trust): ask for no more, so the recorded trust matches.
+    HookSpec("SessionEnd", timeout_s=3),
 )
 
 BEGIN = "# >>> lossless: added by `lcm install codex`; `lcm uninstall codex` removes it >>>"
-END = "# <<< lossless <<<"
-# The block, with the blank line the installer put before it (a newline that
-# follows another newline), so uninstall restores the file byte for byte.
-_BLOCK_RE = re.compile(
-    r"(?:(?<=\n)\n)?" + re.escape(BEGIN.split(":")[0]) + r"[^\n]*\n.*?" + re.escape(END) + r"\n?",
-    re.DOTALL,
-)
+END = toml_block.END
+MCP_PATH = ("mcp_servers", MCP_NAME)
+
+
+def trust_begin(hooks_file: Path) -> str:
+    """The marker of the trust block a project-scope install adds to the user's config.toml."""
+    return (
+        f"# >>> lossless: trust for the hooks in {hooks_file}; "
+        "`lcm uninstall codex --scope project` removes it >>>"
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class CodexPaths:
     config: Path
     hooks: Path
+    # Where Codex reads hook trust: always the user's config.toml.
+    trust_config: Path
 
 
 def paths(config: Config, scope: Scope, project_dir: Path | None = None) -> CodexPaths:
-    base = config.path("codex_home") if scope == "user" else resolve_project(project_dir) / ".codex"
-    return CodexPaths(base / "config.toml", base / "hooks.json")
+    user = config.path("codex_home")
+    base = user if scope == "user" else resolve_project(project_dir) / ".codex"
+    return CodexPaths(base / "config.toml", base / "hooks.json", user / "config.toml")
 
 
 def _toml_str(value: str) -> str:
@@ -93,55 +107,82 @@ def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def mcp_block(config: Config) -> str:
+def mcp_table(config: Config) -> toml_block.Table:
     argv = mcp_argv(config)
     args = ", ".join(_toml_str(a) for a in argv[1:])
-    return (
-        f"{BEGIN}\n[mcp_servers.{MCP_NAME}]\ncommand = {_toml_str(argv[0])}\n"
-        f"args = [{args}]\n{END}\n"
-    )
+    return toml_block.Table(MCP_PATH, [f"command = {_toml_str(argv[0])}", f"args = [{args}]"])
 
 
-def _parse_toml(path: Path, text: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid TOML ({exc}); lossless will not rewrite a file it cannot "
-            "read: fix it, then run the command again"
-        ) from None
+def trust_tables(
+    hooks: Sequence[codex_trust.HookTrust], hashes: Mapping[str, str] | None = None
+) -> list[toml_block.Table]:
+    """One ``[hooks.state."<key>"]`` per hook; ``hashes`` overrides (what Codex reported)."""
+    return [
+        toml_block.Table(
+            ("hooks", "state", hook.key),
+            [f"trusted_hash = {_toml_str((hashes or {}).get(hook.key, hook.current_hash))}"],
+        )
+        for hook in hooks
+    ]
 
 
-def _without_block(text: str) -> str:
-    return _BLOCK_RE.sub("", text, count=1)
+def _owns(
+    hooks_file: Path, *, mcp: bool, replace_keys: frozenset[str] = frozenset()
+) -> toml_block.Owns:
+    """Which tables of a config.toml are lossless's, for one scope's hooks file.
+
+    Tagged MCP and trust tables of that scope; an untagged ``[mcp_servers.lcm]``
+    that runs lossless (older installs, and Codex's own writer drops the tag
+    when it rewrites the table); when installing, also an untagged trust
+    table for a key lossless is about to write (one Codex recorded when the
+    user trusted lossless's hook by hand), which would otherwise be defined twice.
+    """
+    prefix = f"{hooks_file}:"
+
+    def owns(path: toml_block.TablePath, tagged: bool, in_block: bool, value: Any) -> bool:
+        if mcp and path == MCP_PATH:
+            return tagged or in_block or is_lcm_mcp_entry(value)
+        if mcp and path[:2] == MCP_PATH:
+            return tagged
+        if len(path) == 3 and path[:2] == ("hooks", "state") and path[2].startswith(prefix):
+            return tagged or path[2] in replace_keys
+        return False
+
+    return owns
 
 
-def _edit_toml(path: Path, install: Config | None) -> FileChange:
+def _mcp_taken(config_path: Path) -> Any:
+    def taken(path: toml_block.TablePath, existing: Any) -> str:
+        if path[:2] == MCP_PATH:
+            return (
+                f"{config_path} already defines [mcp_servers.{MCP_NAME}] outside lossless's "
+                f"block ({existing!r}); remove or rename it, then install again"
+            )
+        return f"{config_path} already defines [{'.'.join(path)}]; remove it, then install again"
+
+    return taken
+
+
+def _toml_change(
+    path: Path, begin: str, owns: toml_block.Owns, tables: Sequence[toml_block.Table]
+) -> FileChange:
     before = read_text(path)
     text = before or ""
-    _parse_toml(path, text)
-    stripped = _without_block(text)
-    if install is None:
-        if stripped == text:
-            return FileChange(path, before, before, [])
-        after = stripped if stripped.strip() else None
-        return FileChange(path, before, after, [f"removed MCP server {MCP_NAME!r}"])
-    servers = _parse_toml(path, stripped).get("mcp_servers")
-    if isinstance(servers, Mapping) and MCP_NAME in servers:
-        raise ConfigError(
-            f"{path} already defines [mcp_servers.{MCP_NAME}] outside lossless's block "
-            f"({servers[MCP_NAME]!r}); remove or rename it, then install again"
-        )
-    if stripped and not stripped.endswith("\n"):
-        stripped += "\n"
-    after = stripped + ("\n" if stripped else "") + mcp_block(install)
-    parsed = _parse_toml(path, after)
-    if not is_lcm_mcp_entry(parsed.get("mcp_servers", {}).get(MCP_NAME)):
-        raise ConfigError(f"internal: the [mcp_servers.{MCP_NAME}] written to {path} is wrong")
-    return FileChange(path, before, after, [f"MCP server {MCP_NAME!r}"])
+    after = toml_block.edit(path, text, begin, owns, tables=tables, taken=_mcp_taken(path))
+    if after == text:
+        return FileChange(path, before, before, [])
+    summary: list[str] = []
+    if any(t.path[:2] == MCP_PATH for t in tables):
+        summary.append(f"MCP server {MCP_NAME!r}")
+    trusted = sum(1 for t in tables if t.path[:2] == ("hooks", "state"))
+    if trusted:
+        summary.append(f"Codex trust for {trusted} lossless hooks")
+    if not tables:
+        summary.append("removed lossless's tables")
+    return FileChange(path, before, after if after.strip() else None, summary)
 
 
-def _edit_hooks(path: Path, config: Config | None) -> FileChange:
+def _hooks_change(path: Path, config: Config | None) -> tuple[FileChange, dict[str, Any]]:
     before = read_text(path)
     data = load_json_object(path, before)
     original = copy.deepcopy(data)
@@ -152,15 +193,40 @@ def _edit_hooks(path: Path, config: Config | None) -> FileChange:
             data, HOOKS, lambda event: join_command(hook_argv(config, event, CLIENT))
         )
     if data == original:
-        return FileChange(path, before, before, [])
-    return FileChange(path, before, dump_json(data, before) if data else None, summary)
+        return FileChange(path, before, before, []), data
+    return FileChange(path, before, dump_json(data, before) if data else None, summary), data
 
 
-def plan_install(config: Config, scope: Scope = "user", project_dir: Path | None = None) -> Plan:
+def plan_install(
+    config: Config,
+    scope: Scope = "user",
+    project_dir: Path | None = None,
+    *,
+    trusted_hashes: Mapping[str, str] | None = None,
+) -> Plan:
+    """Hooks, the MCP server, and Codex trust for exactly the hooks written.
+
+    ``trusted_hashes`` (key -> hash) replaces computed hashes with the ones
+    Codex itself reported.
+    """
     where = paths(config, scope, project_dir)
     plan = Plan("install", CLIENT, scope)
-    plan.changes.append(_edit_hooks(where.hooks, config))
-    plan.changes.append(_edit_toml(where.config, config))
+    hooks_change, hooks_doc = _hooks_change(where.hooks, config)
+    plan.changes.append(hooks_change)
+    trust = codex_trust.lcm_hooks(hooks_doc, where.hooks)
+    keys = frozenset(h.key for h in trust)
+    tables = trust_tables(trust, trusted_hashes)
+    if scope == "user":
+        owns = _owns(where.hooks, mcp=True, replace_keys=keys)
+        plan.changes.append(_toml_change(where.config, BEGIN, owns, [mcp_table(config), *tables]))
+    else:
+        plan.changes.append(
+            _toml_change(where.config, BEGIN, _owns(where.hooks, mcp=True), [mcp_table(config)])
+        )
+        owns = _owns(where.hooks, mcp=False, replace_keys=keys)
+        plan.changes.append(
+            _toml_change(where.trust_config, trust_begin(where.hooks), owns, tables)
+        )
     if features_disabled(where.config):
         plan.notes.append(
             f"hooks are switched off in {where.config} ([features] hooks = false): lossless "
@@ -172,9 +238,21 @@ def plan_install(config: Config, scope: Scope = "user", project_dir: Path | None
 def plan_uninstall(config: Config, scope: Scope = "user", project_dir: Path | None = None) -> Plan:
     where = paths(config, scope, project_dir)
     plan = Plan("uninstall", CLIENT, scope)
-    plan.changes.append(_edit_hooks(where.hooks, None))
-    plan.changes.append(_edit_toml(where.config, None))
+    plan.changes.append(_hooks_change(where.hooks, None)[0])
+    if scope == "user":
+        plan.changes.append(_toml_change(where.config, BEGIN, _owns(where.hooks, mcp=True), []))
+    else:
+        plan.changes.append(_toml_change(where.config, BEGIN, _owns(where.hooks, mcp=True), []))
+        plan.changes.append(
+            _toml_change(
+                where.trust_config, trust_begin(where.hooks), _owns(where.hooks, mcp=False), []
+            )
+        )
     return plan
+
+
+def _parse_toml(path: Path, text: str) -> dict[str, Any]:
+    return toml_block.parse(path, text)
 
 
 def features_disabled(config_toml: Path) -> bool:
@@ -190,6 +268,15 @@ def features_disabled(config_toml: Path) -> bool:
     return features.get("hooks") is False or features.get("codex_hooks") is False
 
 
+@dataclass(frozen=True, slots=True)
+class TrustProblem:
+    """A lossless hook Codex will skip: no trust recorded, or recorded for another version."""
+
+    key: str
+    event: str
+    status: str  # "untrusted" | "modified"
+
+
 @dataclass(slots=True)
 class Installed:
     scope: Scope
@@ -199,6 +286,7 @@ class Installed:
     missing_events: list[str]
     mcp: Mapping[str, Any] | None
     hooks_disabled: bool
+    untrusted: list[TrustProblem]
     error: str | None = None
 
     @property
@@ -211,11 +299,22 @@ def inspect(config: Config, scope: Scope, project_dir: Path | None = None) -> In
     try:
         hooks_doc = load_json_object(where.hooks, read_text(where.hooks))
         toml = _parse_toml(where.config, read_text(where.config) or "")
+        trust_toml = (
+            toml
+            if where.trust_config == where.config
+            else _parse_toml(where.trust_config, read_text(where.trust_config) or "")
+        )
     except ConfigError as exc:
-        return Installed(scope, where.config, where.hooks, {}, [], None, False, str(exc))
+        return Installed(scope, where.config, where.hooks, {}, [], None, False, [], str(exc))
     hooks = installed_hooks(hooks_doc)
     servers = toml.get("mcp_servers")
     entry = servers.get(MCP_NAME) if isinstance(servers, Mapping) else None
+    recorded = codex_trust.trust_states(trust_toml)
+    untrusted = [
+        TrustProblem(h.key, h.event, "modified" if h.key in recorded else "untrusted")
+        for h in codex_trust.lcm_hooks(hooks_doc, where.hooks)
+        if recorded.get(h.key) != h.current_hash
+    ]
     return Installed(
         scope,
         where.config,
@@ -224,4 +323,37 @@ def inspect(config: Config, scope: Scope, project_dir: Path | None = None) -> In
         [h.event for h in HOOKS if h.event not in hooks],
         entry if is_lcm_mcp_entry(entry) else None,
         features_disabled(where.config),
+        untrusted,
     )
+
+
+def confirm_trust(
+    config: Config, scope: Scope, project_dir: Path | None = None
+) -> tuple[str, dict[str, str]]:
+    """Ask the installed Codex whether it trusts lossless's hooks now.
+
+    Returns a sentence for the user and, for hooks Codex does not trust, the
+    key -> hash Codex reports (to record instead of the computed ones).
+    """
+    where = paths(config, scope, project_dir)
+    codex = codex_trust.find_codex()
+    if codex is None:
+        return (
+            "hook trust recorded with hashes computed as Codex 0.171 computes them "
+            "(no `codex` on PATH to confirm; `lcm doctor` checks again later)",
+            {},
+        )
+    cwd = resolve_project(project_dir)
+    listed = codex_trust.codex_hooks_list(
+        codex, cwd, {"CODEX_HOME": str(config.path("codex_home"))}
+    )
+    if isinstance(listed, str):
+        return f"hook trust recorded as computed; could not confirm with Codex: {listed}", {}
+    prefix = f"{where.hooks}:"
+    ours = [h for h in listed if h.key.startswith(prefix) and is_lcm_hook(h.command)]
+    wrong = {h.key: h.current_hash for h in ours if h.trust_status != "trusted"}
+    if not ours:
+        return f"Codex ({codex}) does not list lossless's hooks from {where.hooks}", {}
+    if wrong:
+        return f"Codex reports other hashes for {len(wrong)} hook(s); recording Codex's", wrong
+    return f"Codex ({codex}) confirms all {len(ours)} lossless hooks are trusted", {}

@@ -347,6 +347,9 @@ class GenericParser:
             line_no = exc.lineno
             offset = bom + len(text[: exc.pos].encode("utf-8"))
             error = f"malformed JSON document: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        except (ValueError, RecursionError) as exc:
+            line_no, offset = 1, 0
+            error = f"JSON document cannot be decoded: {exc or 'nested too deeply'}"
         else:
             line_no, offset = 1, 0
             error = (
@@ -363,7 +366,7 @@ class GenericParser:
         try:
             text = data[bom:].decode("utf-8")
             json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return None
         items, header = _document_items(text)
         if items is None:
