@@ -194,7 +194,8 @@ class LcmTools:
             "hits": [_hit(h) for h in page],
             "next_offset": offset + limit if len(hits) > offset + limit else None,
             "hint": "lcm_describe an id for the full text; lcm_expand a covering_summary_id "
-            "or a sum_ id for what it summarizes",
+            "with around_message_id=<the hit's id> to read the hit in its context, or a "
+            "sum_ id for what it summarizes",
         }
         note = None if page else self._empty_note(project)
         if not hits.complete:
@@ -387,15 +388,22 @@ class LcmTools:
         self,
         summary_id: str,
         *,
-        depth: int = 1,
+        depth: int | None = 1,
         max_tokens: int = 4_000,
         include_messages: bool = True,
+        cursor: str | None = None,
+        around_message_id: str | None = None,
     ) -> dict[str, Any]:
         from lossless.errors import LosslessError
 
         try:
             expansion = self.engine.expand(
-                summary_id, depth=depth, token_cap=max_tokens, include_messages=include_messages
+                summary_id,
+                depth=depth,
+                token_cap=max_tokens,
+                include_messages=include_messages,
+                cursor=cursor or None,
+                around=around_message_id or None,
             )
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
@@ -409,8 +417,8 @@ class LcmTools:
         }
         if expansion.truncated:
             data["hint"] = (
-                "output stopped at the token cap: expand one of the child sum_ ids, "
-                "or lcm_describe a message id, or raise max_tokens"
+                "output stopped at the token cap: call lcm_expand again with the same "
+                "summary_id and cursor to continue exactly where it stopped"
             )
         return data
 
@@ -771,26 +779,46 @@ def build_server(tools: LcmTools) -> Any:
 
     def lcm_expand(
         summary_id: Annotated[str, Field(description="The summary to open (sum_...).")],
-        depth: Annotated[int, Field(ge=1, le=5, description="Levels to descend.")] = 1,
+        depth: Annotated[
+            int,
+            Field(
+                ge=0,
+                description="Levels below the summary to show (1: what it was built from); "
+                "0: all levels, down to every message.",
+            ),
+        ] = 1,
         max_tokens: TokenCap = 4_000,
         include_messages: Annotated[
             bool, Field(description="Include the verbatim source messages of leaf summaries.")
         ] = True,
+        cursor: Annotated[
+            str, Field(description="The cursor a truncated lcm_expand returned: the next page.")
+        ] = "",
+        around_message_id: Annotated[
+            str,
+            Field(
+                description="Open the page at this covered message (a grep hit's id; "
+                "summary_id is its covering_summary_id)."
+            ),
+        ] = "",
     ) -> ExpandResult:
         """Open a summary into what it was built from: child summaries, or for a
         leaf summary the original messages verbatim.
 
-        Stops at max_tokens (truncated=true): then expand one of the returned
-        child ids instead of the whole summary.
+        One page at most max_tokens; when truncated=true, pass the returned
+        cursor back to continue exactly where it stopped. around_message_id
+        opens the page at that message (before_cursor reads what led to it).
         """
         return cast(
             "ExpandResult",
             call(
                 lambda: tools.expand(
                     summary_id,
-                    depth=depth,
+                    depth=depth or None,
                     max_tokens=max_tokens,
                     include_messages=include_messages,
+                    cursor=cursor,
+                    around_message_id=around_message_id,
                 )
             ),
         )

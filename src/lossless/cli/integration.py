@@ -170,7 +170,8 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
     `lcm install` registers this with Claude Code or Codex; you do not run it
     by hand. Tools: lcm_grep, lcm_search, lcm_describe, lcm_expand,
     lcm_expand_query and lcm_status read history; lcm_store keeps a durable
-    memory for the project. They see the current project's sessions unless
+    memory for the project; lcm_llm_map and lcm_agentic_map start a job over
+    many items and lcm_job follows it. They see the current project's sessions unless
     asked for all projects. initialize is answered at once, before the SDK
     loads; the server exits when its client closes stdin or goes away.
     Needs the MCP SDK:

@@ -278,10 +278,15 @@ class Engine:
         self,
         summary_id: str,
         *,
-        depth: int = 1,
+        depth: int | None = 1,
         token_cap: int | None = None,
         include_messages: bool = True,
+        cursor: str | None = None,
+        around: int | str | None = None,
     ) -> retrieval.Expansion:
+        """One page of a summary's expansion (``engine/expansion.py``): ``depth``
+        levels (None: all), continued with the page's ``cursor``, or opened at
+        the covered message ``around``."""
         from lossless.engine import retrieval
 
         return retrieval.expand(
@@ -290,6 +295,8 @@ class Engine:
             depth=depth,
             token_cap=token_cap or int(self.config.get("max_expand_tokens")),
             include_messages=include_messages,
+            cursor=cursor,
+            around=around,
             estimate=self.estimate,
         )
 

@@ -30,6 +30,7 @@ from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
 from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
+from lossless.sources.generic import file_session_id
 from lossless.store.contract import Repositories, Store
 from lossless.timeutil import normalize_ts, utc_now_iso
 
@@ -412,7 +413,7 @@ def _cursor(
 
 
 def _fallback_session(path: Path) -> SessionInfo:
-    return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
+    return SessionInfo(client="generic", session_id=file_session_id(path), project=str(path.parent))
 
 
 def _add_counts(total: dict[str, int], more: Mapping[str, int]) -> None:
