@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,7 +35,6 @@ from lossless.store.sqlite.repository import (
     Repo,
     decode_json,
     pack_raw,
-    template_source,
     to_conversation,
     to_message,
     unpack_raw,
@@ -204,12 +202,7 @@ class Messages(Repo):
                         ],
                     )
                 if m.native_records:
-                    self._insert_records(
-                        conversation_id,
-                        message_id,
-                        m.native_records,
-                        texts=[m.content, *(p.text for p in m.parts)],
-                    )
+                    self._insert_records(conversation_id, message_id, m.native_records)
                 inserted.append(
                     Message(
                         id=message_id,
@@ -240,12 +233,7 @@ class Messages(Repo):
         )
 
     def _insert_records(
-        self,
-        conversation_id: int,
-        message_id: int | None,
-        records: Sequence[NewNativeRecord],
-        *,
-        texts: Sequence[str | None] = (),
+        self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
     ) -> int:
         before = self.db.total_changes
         self.db.executemany(
@@ -258,7 +246,7 @@ class Messages(Repo):
                     message_id,
                     r.native_key,
                     r.record_type,
-                    pack_raw(r.raw, texts),
+                    pack_raw(r.raw),
                     r.source_path,
                     r.line_no,
                     r.byte_offset,
@@ -325,24 +313,15 @@ class Messages(Repo):
     def native_records(
         self, conversation_id: int, *, message_id: int | None = None
     ) -> builtins.list[NativeRecord]:
-        sql = (
-            "SELECT r.*, m.content AS message_content FROM native_records r "
-            "LEFT JOIN messages m ON m.id = r.message_id WHERE r.conversation_id = ?"
-        )
+        sql = "SELECT * FROM native_records WHERE conversation_id = ?"
         params: list[Any] = [conversation_id]
         if message_id is not None:
-            sql += " AND r.message_id = ?"
+            sql += " AND message_id = ?"
             params.append(message_id)
-        found = self.s._q(sql + " ORDER BY r.id", params)
-        return self._rebuilt(found)
-
-    def _rebuilt(self, found: Sequence[sqlite3.Row]) -> builtins.list[NativeRecord]:
-        """Records from rows with their message's content, templates rebuilt."""
-        cut_from_parts = {
-            int(r["message_id"]) for r in found if (template_source(r["raw"]) or 0) > 0
-        }
-        parts = self.parts(builtins.list(cut_from_parts)) if cut_from_parts else {}
-        return [rows.native_record(r, unpack_raw(r["raw"], _source_text(r, parts))) for r in found]
+        return [
+            rows.native_record(r, unpack_raw(r["raw"]))
+            for r in self.s._q(sql + " ORDER BY id", params)
+        ]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         for key in keys:
@@ -391,7 +370,6 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic():
-            self._expand_templates(message_id)
             # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = self.db.execute(
                 "UPDATE messages SET content = ?, metadata = ?, "
@@ -409,21 +387,6 @@ class Messages(Repo):
                 )
                 if cur.rowcount == 0:
                     raise NotFoundError(f"message {message_id} has no part {row[3]}")
-
-    def _expand_templates(self, message_id: int) -> None:
-        """Store the message's templated native records in full, before its
-        content or parts change: each keeps the line it was read from."""
-        found = self.s._q(
-            "SELECT r.*, m.content AS message_content FROM native_records r JOIN messages m "
-            "ON m.id = r.message_id WHERE r.message_id = ? AND typeof(r.raw) = 'blob' "
-            "ORDER BY r.id",
-            (message_id,),
-        )
-        templated = [r for r in found if template_source(r["raw"]) is not None]
-        for r, record in zip(templated, self._rebuilt(templated), strict=True):
-            self.db.execute(
-                "UPDATE native_records SET raw = ? WHERE id = ?", (pack_raw(record.raw), r["id"])
-            )
 
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         out = [
@@ -450,15 +413,20 @@ class Messages(Repo):
                 [conversation_id],
             )
         ]
-        found = self.s._q(
-            "SELECT r.*, m.content AS message_content FROM native_records r "
-            "LEFT JOIN messages m ON m.id = r.message_id WHERE r.conversation_id = ? "
-            "ORDER BY r.id",
-            [conversation_id],
-        )
         out += [
-            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (record.raw,))
-            for r, record in zip(found, self._rebuilt(found), strict=True)
+            HashedRow(
+                "native_record",
+                r["message_id"],
+                None,
+                r["id"],
+                r["raw_hash"],
+                (unpack_raw(r["raw"]),),
+            )
+            for r in self.s._q(
+                "SELECT id, message_id, raw, raw_hash FROM native_records "
+                "WHERE conversation_id = ? ORDER BY id",
+                [conversation_id],
+            )
         ]
         return out
 
@@ -484,14 +452,3 @@ class Messages(Repo):
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])
         return counts
-
-
-def _source_text(row: sqlite3.Row, parts: dict[int, list[Part]]) -> str | None:
-    """The text a templated record was cut from (``template_source``)."""
-    source = template_source(row["raw"])
-    if not source:
-        return row["message_content"] if source == 0 else None
-    for part in parts.get(int(row["message_id"]), []):
-        if part.ordinal == source - 1:
-            return part.text
-    return None

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lossless.errors import StoreError
 from lossless.models import (
     JSON,
     Conversation,
@@ -41,78 +39,14 @@ def decode_json(text: str | None) -> JSON | None:
 PACK_MIN_CHARS = 4096
 
 
-# A message's native record usually holds the message's text again, JSON-escaped
-# inside the transcript line (its content, or the text of one of its parts when
-# the content is rendered from several), so the text would be stored twice.
-# Such a line is stored as a template: the line with the longest such text cut
-# out (a U+0000 marks the place; no stored text holds one), rebuilt on reading
-# from that text, which is exactly what was cut out. The BLOB starts with a
-# byte saying how the text was escaped and whether the template is compressed
-# (zlib streams start with 0x78, so they are told apart), then which text it
-# was: ``0:`` the content, ``N:`` the part of ordinal N - 1.
-TEMPLATE_MIN_CHARS = 32
-_TEMPLATES = {
-    b"\x01": (False, False),  # (escaped with ensure_ascii, template zlib-compressed)
-    b"\x02": (True, False),
-    b"\x03": (False, True),
-    b"\x04": (True, True),
-}
-_TEMPLATE_MARKERS = {flags: marker for marker, flags in _TEMPLATES.items()}
-
-
-def _escaped(text: str, ascii_only: bool) -> str:
-    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
-
-
-def pack_raw(raw: str, texts: Sequence[str | None] = ()) -> str | bytes:
-    """The stored form of a native record's line; ``texts`` are its message's
-    content and then its parts' texts, by ordinal (see ``template_source``)."""
-    best: tuple[int, int, bool, str] | None = None  # (length, source, ascii_only, escaped)
-    for source, text in enumerate(texts):
-        if text is None or len(text) < TEMPLATE_MIN_CHARS or (best and len(text) <= best[0]):
-            continue
-        for ascii_only in (False, True):
-            escaped = _escaped(text, ascii_only)
-            if escaped in raw:
-                best = (len(text), source, ascii_only, escaped)
-                break
-    if best is not None:
-        _, source, ascii_only, escaped = best
-        at = raw.find(escaped)
-        body = (raw[:at] + "\x00" + raw[at + len(escaped) :]).encode("utf-8")
-        packed = len(body) >= PACK_MIN_CHARS
-        if packed:
-            body = zlib.compress(body, 1)
-        return _TEMPLATE_MARKERS[(ascii_only, packed)] + f"{source}:".encode() + body
+def pack_raw(raw: str) -> str | bytes:
     if len(raw) < PACK_MIN_CHARS:
         return raw
     return zlib.compress(raw.encode("utf-8"), 1)
 
 
-def template_source(value: str | bytes) -> int | None:
-    """Which text a stored line was cut from (0 content, N part ordinal N - 1);
-    None if it is stored whole."""
-    if not isinstance(value, bytes) or value[:1] not in _TEMPLATES:
-        return None
-    return int(value[1 : value.index(b":")])
-
-
-def unpack_raw(value: str | bytes, text: str | None = None) -> str:
-    """The line ``pack_raw`` stored, byte for byte; ``text`` is the one it was
-    cut from (``template_source``), for a template."""
-    if isinstance(value, str):
-        return value
-    flags = _TEMPLATES.get(value[:1])
-    if flags is None:
-        return zlib.decompress(value).decode("utf-8")
-    ascii_only, packed = flags
-    body = value[value.index(b":") + 1 :]
-    if packed:
-        body = zlib.decompress(body)
-    if text is None:
-        raise StoreError("a native record stored as a template has lost the text it was cut from")
-    prefix, suffix = body.decode("utf-8").split("\x00", 1)
-    return prefix + _escaped(text, ascii_only) + suffix
+def unpack_raw(value: str | bytes) -> str:
+    return value if isinstance(value, str) else zlib.decompress(value).decode("utf-8")
 
 
 def register_hash_functions(db: sqlite3.Connection) -> None:
