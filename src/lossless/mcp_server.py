@@ -39,7 +39,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -51,6 +50,15 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,
 )
+from lossless.mcp_identity import (
+    HANDSHAKE_VERSIONS,
+    INSTRUCTIONS,
+    READ_ONLY,
+    READ_ONLY_DELEGATING,
+    SERVER_NAME,
+    STORE_HINTS,
+    tool_annotations,
+)
 from lossless.mcp_map_tools import DelegatedScope, KeptWork
 from lossless.mcp_results import (
     DescribeResult,
@@ -61,7 +69,6 @@ from lossless.mcp_results import (
     StatusResult,
     StoreResult,
 )
-from lossless.mcp_stdio import HANDSHAKE_VERSIONS, INSTRUCTIONS, SERVER_NAME
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -601,49 +608,6 @@ TokenCap = Annotated[
     int,
     Field(ge=50, le=MAX_TOKENS_CAP, description="Token cap of the returned text."),
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolHints:
-    """MCP tool annotations (hints to the client, e.g. what it may run unasked).
-
-    Every hint is stated, none left to a default: clients differ in which
-    defaults they assume (the spec's ``destructiveHint`` defaults to true, and
-    some clients read it even when ``readOnlyHint`` is true).
-    """
-
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
-
-
-# The retrieval tools only read the local store. Codex runs a tool under its
-# default "never ask" policy only when it says readOnlyHint: true.
-READ_ONLY = ToolHints(read_only=True, destructive=False, idempotent=True, open_world=False)
-# lcm_expand_query reads too, but may send evidence to the configured model
-# provider (an outside service): open world.
-READ_ONLY_DELEGATING = ToolHints(
-    read_only=True, destructive=False, idempotent=False, open_world=True
-)
-# lcm_store adds a memory and never deletes or overwrites one; storing the
-# same fact again merges into the existing memory, so a retry is harmless.
-STORE_HINTS = ToolHints(read_only=False, destructive=False, idempotent=True, open_world=False)
-
-
-def tool_annotations(hints: ToolHints) -> Any:
-    """``hints`` as the SDK's ``ToolAnnotations``."""
-    from mcp.types import ToolAnnotations
-
-    # By the wire names: mcp 2 names its fields in snake_case, mcp 1 in camelCase.
-    return ToolAnnotations.model_validate(
-        {
-            "readOnlyHint": hints.read_only,
-            "destructiveHint": hints.destructive,
-            "idempotentHint": hints.idempotent,
-            "openWorldHint": hints.open_world,
-        }
-    )
 
 
 def new_server(server_class: Any) -> Any:
