@@ -818,6 +818,12 @@ class Store(Repositories, Protocol):
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
         ...
 
+    def size_by_table(self) -> dict[str, int]:
+        """Bytes each table takes, its indexes included (a full-text index counts
+        as one table), largest first. Reads the storage's own accounting; no
+        table is scanned."""
+        ...
+
     def integrity_check(self) -> builtins.list[str]:
         """The backend's own consistency check of its files and indexes.
 
