@@ -42,6 +42,9 @@ TOOLS = {
     "lcm_expand",
     "lcm_expand_query",
     "lcm_status",
+    "lcm_llm_map",
+    "lcm_agentic_map",
+    "lcm_job",
 }
 
 
@@ -146,7 +149,7 @@ def test_tools_are_listed_with_documented_parameters(history: dict[str, Any]) ->
     anyio.run(main)
 
 
-READ_ONLY_TOOLS = TOOLS - {"lcm_store"}
+READ_ONLY_TOOLS = TOOLS - {"lcm_store", "lcm_llm_map", "lcm_agentic_map"}
 
 
 def test_tools_declare_annotations_titles_and_output_schemas(history: dict[str, Any]) -> None:
@@ -252,6 +255,43 @@ def test_search_ranks_and_points_at_summaries(history: dict[str, Any]) -> None:
                 )
             )
             assert none["hits"] == []
+
+    anyio.run(main)
+
+
+def test_expand_pages_with_a_cursor_and_opens_around_a_grep_hit(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            hits = structured(
+                await client.call_tool("lcm_grep", {"pattern": "defmodule", "limit": 50})
+            )["hits"]
+            hit = next(h for h in hits if h["kind"] == "message" and h["covering_summary_id"])
+            args = {"summary_id": hit["covering_summary_id"], "max_tokens": 400}
+            page = structured(
+                await client.call_tool("lcm_expand", {**args, "around_message_id": hit["id"]})
+            )
+            assert page["nodes"][0]["id"] == hit["id"] and page["around"] == int(hit["id"])
+            # Every covered message, in order, once, by following cursors.
+            seen = [n["id"] for n in page["nodes"] if n["kind"] == "message" and not n["offset"]]
+            cursor = page["cursor"]
+            while cursor:
+                more = structured(await client.call_tool("lcm_expand", {**args, "cursor": cursor}))
+                assert more["token_count"] <= 400
+                seen += [
+                    n["id"] for n in more["nodes"] if n["kind"] == "message" and not n["offset"]
+                ]
+                cursor = more["cursor"]
+            first = structured(await client.call_tool("lcm_expand", {**args, "depth": 0}))
+            assert first["depth"] is None and first["messages_total"] >= len(seen)
+            before = (
+                structured(
+                    await client.call_tool("lcm_expand", {**args, "cursor": page["before_cursor"]})
+                )
+                if page["before_cursor"]
+                else {"nodes": []}
+            )
+            ahead = [n["id"] for n in before["nodes"] if n["kind"] == "message"]
+            assert hit["id"] not in ahead and len(set(seen)) == len(seen)
 
     anyio.run(main)
 
@@ -481,6 +521,35 @@ def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
         async with stdio_session(home, tmp_path, {"LCM_IN_SUMMARIZER": "1"}) as session:
             refused = await session.call_tool("lcm_expand_query", {"question": "Registry"})
             assert is_error(refused) and "sub-agent" in text_of(refused)
+            assert "kept_work" in text_of(refused)
+            # The scope guard: a delegation that keeps no work of its own is refused,
+            # one that states the work it keeps is let through.
+            trivial = await session.call_tool(
+                "lcm_expand_query",
+                {"question": "Registry", "delegated_scope": "find it", "kept_work": "nothing"},
+            )
+            assert is_error(trivial) and "refused" in text_of(trivial)
+            stated = await session.call_tool(
+                "lcm_expand_query",
+                {
+                    "question": "Registry",
+                    "delegated_scope": "find where the Registry was introduced",
+                    "kept_work": "write the migration plan and update the docs myself",
+                },
+            )
+            assert not is_error(stated), text_of(stated)
+        async with stdio_session(
+            home, tmp_path, {"LCM_IN_SUMMARIZER": "1", "LCM_DELEGATION_DEPTH": "2"}
+        ) as session:
+            deep = await session.call_tool(
+                "lcm_expand_query",
+                {
+                    "question": "Registry",
+                    "delegated_scope": "find where the Registry was introduced",
+                    "kept_work": "write the migration plan and update the docs myself",
+                },
+            )
+            assert is_error(deep) and "deep" in text_of(deep)
             allowed = await session.call_tool("lcm_search", {"query": "Registry"})
             assert structured(allowed)["hits"]
         async with stdio_session(home, tmp_path) as session:
@@ -488,3 +557,15 @@ def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
             assert fine["mode"] == "evidence" and fine["evidence"]
 
     anyio.run(main)
+
+
+def test_help_and_plugin_manifest_name_every_tool() -> None:
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / ".claude-plugin" / "plugin.json").read_text())
+    command, prefix = lcm_command()
+    helped = subprocess.run(
+        [command, *prefix, "mcp", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for tool in TOOLS:
+        assert tool in manifest["description"], tool
+        assert tool in helped, tool

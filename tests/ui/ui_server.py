@@ -1,4 +1,6 @@
-"""Starting ``lcm ui`` as a real subprocess, and a store to show.
+"""Starting ``lcm ui`` as a real subprocess, a store to show, and how Chromium runs here.
+
+Shared by the UI tests and ``benchmarks/bench_ui.py``.
 
 The store is built from the real transcripts in ``../shared/data`` with the
 real commands (``lcm import``, ``lcm compact --all``, ``lcm remember``).
@@ -16,6 +18,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 LCM = [sys.executable, "-m", "lossless"]
+CHROMIUM = Path("/usr/bin/chromium")
+# This machine runs Chromium as root, without a GPU or network to reach.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 _URL = re.compile(r"(http://\S+/)\s*$")
 
 

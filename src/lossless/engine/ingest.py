@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,9 @@ from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
 from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
+from lossless.sources.generic import file_session_id
 from lossless.store.contract import Repositories, Store
+from lossless.store.hashing import raw_hash
 from lossless.timeutil import normalize_ts, utc_now_iso
 
 MessagePrep = Callable[[Conversation, NewMessage], NewMessage]
@@ -169,9 +172,23 @@ class Importer:
     ) -> FileImportResult:
         from lossless.sources import detect_kind, parser_for
 
-        path = path.resolve()
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            result = FileImportResult(path=str(path), kind=kind)
+            result.error = f"cannot read {path}: symbolic link loop"
+            return result
         result = FileImportResult(path=str(path), kind=kind)
         try:
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):
+                # A FIFO or device named *.jsonl would block the import forever.
+                what = "a named pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+                result.error = f"skipped: {what}"
+                return result
+            # Fail here, naming the cause, rather than as "not a recognised transcript".
+            with path.open("rb"):
+                pass
             if kind is None:
                 kind = detect_kind(path)
                 result.kind = kind
@@ -204,6 +221,10 @@ class Importer:
                 indexing.keep_current(self.store)
         except OSError as exc:
             result.error = f"cannot read {path}: {exc.strerror or exc}"
+        except RecursionError:
+            # Parsers report deep lines as problem lines; this keeps any other
+            # deep structure from ending the whole run.
+            result.error = f"cannot import {path}: data nested too deeply"
         return result
 
     def _resume_point(self, path: Path) -> tuple[int, int, Conversation | None]:
@@ -316,6 +337,43 @@ class Importer:
             created_at=normalize_ts(info.started_at) if info.started_at else None,
         )
 
+    def _report_edited_lines(
+        self,
+        conversation: Conversation,
+        messages: list[NewMessage],
+        known: set[str],
+        redactor: Redactor | None,
+        result: FileImportResult,
+    ) -> None:
+        """A line already imported whose text has changed since is a problem line.
+
+        The stored message is kept as it was (history is immutable); the edit
+        is reported with its file and line number. Lines are compared by the
+        raw hash recorded at ingest, after the same redaction as then.
+        """
+        records = [
+            r
+            for m in messages
+            if m.native_records and m.ingest_key in known
+            for r in m.native_records
+        ]
+        stored = self.store.messages.native_raw_hashes(
+            conversation.id, [r.native_key for r in records]
+        )
+        for record in records:
+            recorded = stored.get(record.native_key)
+            if recorded is None or raw_hash(record.raw) == recorded:
+                continue
+            if redactor is not None:
+                (redacted,), _ = redact_records(redactor, [record])
+                if raw_hash(redacted.raw) == recorded:
+                    continue
+            where = f"{record.source_path or '?'}:{record.line_no}" if record.line_no else "?"
+            result.problems.append(
+                f"{where}: this line changed after it was imported (record "
+                f"{record.native_key}); the stored message is kept unchanged"
+            )
+
     def _write(
         self,
         conversation: Conversation,
@@ -330,6 +388,8 @@ class Importer:
         fresh = [m for m in messages if not (m.native_records and m.ingest_key in known)]
         result.messages_skipped += len(messages) - len(fresh)
         redactor = self.redactors.for_conversation(conversation) if self.redactors else None
+        if len(fresh) < len(messages):
+            self._report_edited_lines(conversation, messages, known, redactor, result)
         counts: dict[str, int] = {}
         ready: list[NewMessage] = []
         for message in fresh:
@@ -393,7 +453,7 @@ def _cursor(
 
 
 def _fallback_session(path: Path) -> SessionInfo:
-    return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
+    return SessionInfo(client="generic", session_id=file_session_id(path), project=str(path.parent))
 
 
 def _add_counts(total: dict[str, int], more: Mapping[str, int]) -> None:

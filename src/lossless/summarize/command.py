@@ -17,9 +17,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 
-from lossless.delegation import CHILD_MARKER_ENV
+from lossless.delegation import child_environment
 from lossless.summarize.completion import Completion, CompletionRequest
 from lossless.summarize.errors import (
     SummarizerFatalError,
@@ -58,8 +59,7 @@ class CommandSummarizer:
     def _child_env(self) -> dict[str, str]:
         # Inherit the caller's environment (PATH, the CLI's own login) unless told otherwise.
         base = dict(os.environ) if self._env is None else dict(self._env)
-        base[CHILD_MARKER_ENV] = "1"
-        return base
+        return child_environment(base)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         system, user = build_prompt(request)
@@ -92,6 +92,8 @@ class CommandSummarizer:
             raise SummarizerUnavailable(
                 f"could not start summarizer command {command!r}: {exc}"
             ) from exc
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
             out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -104,6 +106,9 @@ class CommandSummarizer:
             _kill_tree(proc)
             _reap(proc)
             raise
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
         stderr = err.decode("utf-8", errors="replace").strip()
         if proc.returncode != 0:
             tail = stderr[-_STDERR_TAIL:] if stderr else "(no stderr)"
@@ -120,6 +125,20 @@ class CommandSummarizer:
             output_tokens=estimate_tokens(text),
             model=self.model,
         )
+
+
+# Commands running now, so a process that must end at once (an MCP server
+# whose client left) can take their process groups with it.
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every command still running, with everything it spawned."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_tree(proc)
 
 
 def _kill_tree(proc: subprocess.Popen[bytes]) -> None:

@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lossless.engine.compaction_requests import LAST_ERROR, is_pending
 from lossless.engine.engine import Engine
 from lossless.errors import InputError
 from lossless.models import Conversation
-from lossless.worker import LAST_ERROR, is_pending
 
 SortKey = Literal["last", "created", "messages", "project", "session"]
 SORT_KEYS: tuple[SortKey, ...] = ("last", "created", "messages", "project", "session")
@@ -62,17 +62,26 @@ def _matches(conversation: Conversation, request: ListRequest) -> bool:
 
 
 def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, Any]:
-    """Everything the list shows about one conversation."""
+    """Everything the list shows about one conversation.
+
+    A conversation never compacted is read from counts: its context is its
+    messages, all raw (100,000 items to list in a long imported session). A
+    compacted one lists its context, which compaction keeps short.
+    """
     store = engine.store
-    items = store.context.list(conversation.id)
     summaries = store.summaries.list(conversation.id)
-    by_id = {s.id: s for s in summaries}
-    raw_items = [i for i in items if i.message_id is not None]
-    history_tokens = sum(i.token_count for i in raw_items) + sum(
-        by_id[i.summary_id].source_token_count
-        for i in items
-        if i.summary_id is not None and i.summary_id in by_id
-    )
+    count = store.messages.count(conversation.id)
+    if summaries:
+        items = store.context.list(conversation.id)
+        by_id = {s.id: s for s in summaries}
+        roots = [by_id[i.summary_id] for i in items if i.summary_id in by_id]
+        raw_in_context = sum(1 for i in items if i.message_id is not None)
+        context_tokens = sum(i.token_count for i in items)
+        context_items = len(items)
+    else:
+        roots = []
+        raw_in_context = context_items = count
+        context_tokens = store.context.token_total(conversation.id)
     last = store.messages.last(conversation.id)
     depths = Counter(s.depth for s in summaries)
     meta = conversation.metadata or {}
@@ -93,11 +102,14 @@ def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, An
         "parent_id": conversation.parent_id,
         "created_at": conversation.created_at,
         "last_activity": last.created_at if last else conversation.created_at,
-        "messages": store.messages.count(conversation.id),
-        "history_tokens": history_tokens,
-        "context_tokens": sum(i.token_count for i in items),
-        "context_items": len(items),
-        "raw_in_context": len(raw_items),
+        "messages": count,
+        # What is stored: the raw context plus what the summaries in it stand for.
+        "history_tokens": context_tokens
+        - sum(r.token_count for r in roots)
+        + sum(r.source_token_count for r in roots),
+        "context_tokens": context_tokens,
+        "context_items": context_items,
+        "raw_in_context": raw_in_context,
         "summaries": len(summaries),
         "summaries_by_depth": {str(d): n for d, n in sorted(depths.items())},
         "max_depth": max(depths, default=-1),

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lossless.delegation import delegation_depth
 from lossless.engine.operators.answers import (
     InvalidAnswer,
     SchemaCheck,
@@ -39,7 +40,7 @@ from lossless.engine.operators.llm_map import (
     backoff_s,
     fence,
 )
-from lossless.engine.operators.scope_guard import Delegation, check_delegation, current_depth
+from lossless.engine.operators.scope_guard import Delegation, check_delegation
 from lossless.engine.operators.spec import MapSpec
 from lossless.errors import LosslessError
 from lossless.store.map_jobs import MapClaim
@@ -144,7 +145,7 @@ class AgenticAnswerer:
         self.check = check
         self.model = model
         self.root = Path(spec.file_root).resolve() if spec.file_root else None
-        self.base_depth = current_depth()
+        self.base_depth = delegation_depth()
 
     def __call__(self, claim: MapClaim, stop: threading.Event) -> ItemAnswer:
         if self.spec.provider == "command":

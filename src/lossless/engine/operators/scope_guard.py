@@ -11,12 +11,9 @@ task on can grow without end.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
-#: The depth of the process that lossless started as a sub-agent (0: none).
-DEPTH_ENV = "LCM_DELEGATION_DEPTH"
 DEFAULT_MAX_DEPTH = 2
 _MIN_KEPT_WORDS = 3
 
@@ -61,7 +58,11 @@ def check_delegation(
             "do this work yourself",
         )
     if not scope:
-        return Verdict(False, "delegation refused: state delegated_scope (what you hand over)")
+        return Verdict(
+            False,
+            "delegation refused: state delegated_scope (what you hand over) and kept_work "
+            "(what you still do yourself)",
+        )
     if not kept:
         return Verdict(
             False,
@@ -83,11 +84,3 @@ def check_delegation(
             "of the work, or do it directly",
         )
     return Verdict(True, "delegation accepted")
-
-
-def current_depth() -> int:
-    """The delegation depth of this process (set by lossless for its sub-agents)."""
-    try:
-        return max(0, int(os.environ.get(DEPTH_ENV, "0")))
-    except ValueError:
-        return 0
