@@ -155,7 +155,10 @@ class _Front:
             return False
         if not isinstance(message, dict) or message.get("method") != "tools/list":
             return False
-        if "id" not in message or (message.get("params") or {}).get("cursor"):
+        params = message.get("params") or {}
+        if not isinstance(message.get("id"), str | int) or not isinstance(params, dict):
+            return False
+        if params.get("cursor"):
             return False
         cached = self.tools_cache.load()
         if cached is None:
@@ -183,7 +186,9 @@ class _Front:
             message = json.loads(line)
         except ValueError:
             return
-        if not isinstance(message, dict) or message.get("id") not in self.list_ids:
+        if not isinstance(message, dict) or not isinstance(message.get("id"), str | int):
+            return
+        if message["id"] not in self.list_ids:
             return
         self.list_ids.discard(message["id"])
         result = message.get("result")
