@@ -30,7 +30,9 @@ from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
 from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
+from lossless.sources.generic import file_session_id
 from lossless.store.contract import Repositories, Store
+from lossless.store.hashing import raw_hash
 from lossless.timeutil import normalize_ts, utc_now_iso
 
 MessagePrep = Callable[[Conversation, NewMessage], NewMessage]
@@ -340,6 +342,43 @@ class Importer:
             created_at=normalize_ts(info.started_at) if info.started_at else None,
         )
 
+    def _report_edited_lines(
+        self,
+        conversation: Conversation,
+        messages: list[NewMessage],
+        known: set[str],
+        redactor: Redactor | None,
+        result: FileImportResult,
+    ) -> None:
+        """A line already imported whose text has changed since is a problem line.
+
+        The stored message is kept as it was (history is immutable); the edit
+        is reported with its file and line number. Lines are compared by the
+        raw hash recorded at ingest, after the same redaction as then.
+        """
+        records = [
+            r
+            for m in messages
+            if m.native_records and m.ingest_key in known
+            for r in m.native_records
+        ]
+        stored = self.store.messages.native_raw_hashes(
+            conversation.id, [r.native_key for r in records]
+        )
+        for record in records:
+            recorded = stored.get(record.native_key)
+            if recorded is None or raw_hash(record.raw) == recorded:
+                continue
+            if redactor is not None:
+                (redacted,), _ = redact_records(redactor, [record])
+                if raw_hash(redacted.raw) == recorded:
+                    continue
+            where = f"{record.source_path or '?'}:{record.line_no}" if record.line_no else "?"
+            result.problems.append(
+                f"{where}: this line changed after it was imported (record "
+                f"{record.native_key}); the stored message is kept unchanged"
+            )
+
     def _write(
         self,
         conversation: Conversation,
@@ -354,6 +393,8 @@ class Importer:
         fresh = [m for m in messages if not (m.native_records and m.ingest_key in known)]
         result.messages_skipped += len(messages) - len(fresh)
         redactor = self.redactors.for_conversation(conversation) if self.redactors else None
+        if len(fresh) < len(messages):
+            self._report_edited_lines(conversation, messages, known, redactor, result)
         counts: dict[str, int] = {}
         ready: list[NewMessage] = []
         for message in fresh:
@@ -437,7 +478,7 @@ def _report_conflicting_duplicates(
 
 
 def _fallback_session(path: Path) -> SessionInfo:
-    return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
+    return SessionInfo(client="generic", session_id=file_session_id(path), project=str(path.parent))
 
 
 def _add_counts(total: dict[str, int], more: Mapping[str, int]) -> None:
