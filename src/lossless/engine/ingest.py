@@ -254,11 +254,16 @@ class Importer:
         pending_messages: list[NewMessage] = []
         pending_records: list[NewNativeRecord] = []
         reported_offset = 0
+        # Content digest per ingest key read from this file: a second record
+        # with a key already used (a duplicate uuid) but other content would be
+        # dropped by the store's unique key without a word.
+        digests: dict[str, str] = {}
 
         def flush() -> None:
             nonlocal pending_messages, pending_records
             if conversation is None or (not pending_messages and not pending_records):
                 return
+            _report_conflicting_duplicates(pending_messages, digests, result)
             self._write(conversation, pending_messages, pending_records, result)
             pending_messages, pending_records = [], []
 
@@ -450,6 +455,26 @@ def _cursor(
         anchor_sha256=_anchor_hash(path, offset),
         updated_at=utc_now_iso(),
     )
+
+
+def _report_conflicting_duplicates(
+    messages: list[NewMessage], digests: dict[str, str], result: FileImportResult
+) -> None:
+    """A problem for each message whose ingest key an earlier one with other content had."""
+    for message in messages:
+        key = message.ingest_key
+        if not key:
+            continue
+        text = f"{message.role}\0{message.content}"
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        first = digests.setdefault(key, digest)
+        if first != digest:
+            record = message.native_records[-1] if message.native_records else None
+            where = f"{record.source_path}:{record.line_no}" if record else result.path
+            result.problems.append(
+                f"{where}: a second record with id {key} but different content; the first "
+                "one is kept, this one is not stored (its line stays in the transcript)"
+            )
 
 
 def _fallback_session(path: Path) -> SessionInfo:
