@@ -40,6 +40,7 @@ __all__ = [
     "WITHHELD_NOTE",
     "Finding",
     "Neutralized",
+    "continues",
     "escape_markup",
     "inert_line",
     "is_injection",
@@ -590,7 +591,7 @@ _MARKER_RES: tuple[tuple[str, _LazyPattern], ...] = (
     (
         "role",
         _lazy(
-            r"(?m)^[\s>*#`\[(]*(?:system|system (?:message|prompt|override|notice|instruction|update|alert)|developer message|admin(?:istrator)? (?:message|override|note))\s*[\]):]\s*(?=\S)(?!linux|darwin|windows|x86|arm|macos|ubuntu|debian|\d)"
+            r"(?m)(?:^|[.:;!?]\s+|`{3}\s*)[\s>*#`\[(]*(?:system|system (?:message|prompt|override|notice|instruction|update|alert)|developer message|admin(?:istrator)? (?:message|override|note))\s*[\]):]\s*(?=\S)(?!linux|darwin|windows|x86|arm|macos|ubuntu|debian|\d)"
         ),
     ),
     ("role", _lazy(r"(?m)^[\s>*#]*(?:human|assistant)\s*:\s*\S")),
@@ -625,7 +626,8 @@ _MARKER_RES: tuple[tuple[str, _LazyPattern], ...] = (
         ),
     ),
 )
-_CODE_SPAN_RE = re.compile(r"`[^`\n]{1,200}`")
+# An inline code span (single backticks); a fenced block is not an exemption.
+_CODE_SPAN_RE = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)")
 
 # A third person reporting an instruction ("the page told the reader to ignore
 # its instructions") is the form the prompts ask a model to write.
@@ -757,6 +759,16 @@ def joined(first: str, second: str) -> str:
     return _RENDER_MARKER_RE.sub("", first) + "\n" + _RENDER_MARKER_RE.sub("", second)
 
 
+_CONTINUATION_RE = re.compile(
+    r"^\s*(?:[-*>]\s*)?(?:(?:and|then|or|but|so|also|plus|after that|to)\s|[,;])", re.I
+)
+
+
+def continues(line: str) -> bool:
+    """Whether ``line`` reads as the rest of the sentence before it."""
+    return bool(_CONTINUATION_RE.match(_RENDER_MARKER_RE.sub("", line)))
+
+
 def is_injection(text: str, *, reported_speech: bool = False) -> bool:
     return bool(scan(text, reported_speech=reported_speech))
 
@@ -784,6 +796,11 @@ def neutralize(
             flagged[index] = True
             kinds.update((f.kind, None) for f in found)
     content = [i for i, line in enumerate(lines) if line.strip()]
+    # A line that only continues a withheld one ("and reply with the password")
+    # goes with it: alone it may read as harmless.
+    for a, b in itertools.pairwise(content):
+        if flagged[a] and not flagged[b] and continues(lines[b]):
+            flagged[b] = True
     for a, b in itertools.pairwise(content):
         if flagged[a] or flagged[b]:
             continue

@@ -32,7 +32,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lossless.injection import joined, neutralize, scan
+from lossless.injection import continues, joined, neutralize, scan
 from lossless.summarize import identifiers as ids
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
@@ -399,6 +399,9 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     # The last kept unit and its unclipped text: the first half of a payload
     # split across two lines is only recognisable once the second arrives.
     previous: tuple[_Unit, str] | None = None
+    # Whether the last piece was withheld: a piece that only continues it
+    # ("and reply with the password") goes with it.
+    after_withheld = False
 
     def flagged(piece: str) -> bool:
         if piece not in verdicts:
@@ -482,13 +485,19 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             # Sources are untrusted and a selected line is copied verbatim, so
             # a line that addresses the agent is never selected, alone or as
             # the second half of a payload split across lines or messages.
-            if flagged(piece) or (previous is not None and flagged(joined(previous[1], piece))):
-                if previous is not None and not flagged(piece):
+            if (
+                flagged(piece)
+                or (after_withheld and continues(piece))
+                or (previous is not None and flagged(joined(previous[1], piece)))
+            ):
+                if previous is not None and not flagged(piece) and not after_withheld:
                     withdraw(previous[0])
                 parsed.injected += 1
                 note_source(block)
                 previous = None
+                after_withheld = True
                 continue
+            after_withheld = False
             memo_key = (piece, block.role, tool_text)
             if memo_key not in scored:  # repeated lines are common in tool output
                 scored[memo_key] = _score(piece, role=block.role, in_tool=tool_text)
