@@ -58,7 +58,7 @@ def hook(
 
     \b
     Events:
-      UserPromptSubmit, PostToolUse, Stop, SubagentStop, PostCompact
+      UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SubagentStop, PostCompact
                     ingest the transcript delta (the last message waits until complete)
       PreCompact    ingest everything before the client compacts
       SessionEnd    final ingest and a compaction request

@@ -30,6 +30,7 @@ from lossless.hooks.ingest import (
 )
 from lossless.hooks.log import log_event, log_failure
 from lossless.hooks.recall import recall_memories, record_memory_use
+from lossless.hooks.replayed import only_new
 from lossless.offline_capture import capture_offline, deliver_outbox
 
 if TYPE_CHECKING:
@@ -230,7 +231,12 @@ def _handle_online(
     if event == "SessionStart":
         conversation = _session_conversation(engine, payload, results)
         if conversation is not None:
-            context = session_context(engine, conversation)
+            full = session_context(engine, conversation)
+            context = only_new(full, transcript)
+            if full and not context:
+                outcome.notes.append("the DAG view since the last compaction is still in context")
+            elif context != full:
+                outcome.notes.append("only summaries new since the last injection")
             if context:
                 outcome.output = json.dumps(
                     {
