@@ -42,6 +42,9 @@ TOOLS = {
     "lcm_expand",
     "lcm_expand_query",
     "lcm_status",
+    "lcm_llm_map",
+    "lcm_agentic_map",
+    "lcm_job",
 }
 
 
@@ -146,7 +149,7 @@ def test_tools_are_listed_with_documented_parameters(history: dict[str, Any]) ->
     anyio.run(main)
 
 
-READ_ONLY_TOOLS = TOOLS - {"lcm_store"}
+READ_ONLY_TOOLS = TOOLS - {"lcm_store", "lcm_llm_map", "lcm_agentic_map"}
 
 
 def test_tools_declare_annotations_titles_and_output_schemas(history: dict[str, Any]) -> None:
@@ -481,6 +484,35 @@ def test_stdio_server_refuses_expand_query_inside_a_sub_agent(
         async with stdio_session(home, tmp_path, {"LCM_IN_SUMMARIZER": "1"}) as session:
             refused = await session.call_tool("lcm_expand_query", {"question": "Registry"})
             assert is_error(refused) and "sub-agent" in text_of(refused)
+            assert "kept_work" in text_of(refused)
+            # The scope guard: a delegation that keeps no work of its own is refused,
+            # one that states the work it keeps is let through.
+            trivial = await session.call_tool(
+                "lcm_expand_query",
+                {"question": "Registry", "delegated_scope": "find it", "kept_work": "nothing"},
+            )
+            assert is_error(trivial) and "refused" in text_of(trivial)
+            stated = await session.call_tool(
+                "lcm_expand_query",
+                {
+                    "question": "Registry",
+                    "delegated_scope": "find where the Registry was introduced",
+                    "kept_work": "write the migration plan and update the docs myself",
+                },
+            )
+            assert not is_error(stated), text_of(stated)
+        async with stdio_session(
+            home, tmp_path, {"LCM_IN_SUMMARIZER": "1", "LCM_DELEGATION_DEPTH": "2"}
+        ) as session:
+            deep = await session.call_tool(
+                "lcm_expand_query",
+                {
+                    "question": "Registry",
+                    "delegated_scope": "find where the Registry was introduced",
+                    "kept_work": "write the migration plan and update the docs myself",
+                },
+            )
+            assert is_error(deep) and "deep" in text_of(deep)
             allowed = await session.call_tool("lcm_search", {"query": "Registry"})
             assert structured(allowed)["hits"]
         async with stdio_session(home, tmp_path) as session:

@@ -13,6 +13,8 @@ Tools (all read-only but ``lcm_store``):
   configured a bounded sub-agent writes ``{answer, cited_ids, truncated}``,
   offline the ranked evidence is returned for the calling agent to read.
 - ``lcm_status``: what is stored for this project, and whether compaction keeps up.
+- ``lcm_llm_map`` / ``lcm_agentic_map`` / ``lcm_job``: start a map job over a
+  data set (returns at once), then poll its progress and page its results.
 
 Results are sized for a model's context: every list has a ``limit`` and an
 ``offset`` to page on, long texts a token cap, and every item carries the id to
@@ -25,8 +27,9 @@ sub-agent is the summarizer's own provider (summarize/), with the same keys,
 timeouts, retries and circuit breaker. It is a single model call with no tools,
 so it cannot call ``lcm_expand_query`` (or anything) again; it runs with
 ``LCM_IN_SUMMARIZER=1`` in its environment, and a server started under that
-marker (a ``claude -p`` sub-agent loading its MCP servers) refuses
-``lcm_expand_query``. One expansion runs at a time per server (one server per
+marker (a ``claude -p`` sub-agent loading its MCP servers) lets it delegate
+again only through the scope guard (``delegated_scope`` and ``kept_work``
+stated, depth bounded; see ``lossless.mcp_map_tools``). One expansion runs at a time per server (one server per
 client session); each has a hard token budget (evidence and answer) and a hard
 time budget.
 """
@@ -48,6 +51,7 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,
 )
+from lossless.mcp_map_tools import DelegatedScope, KeptWork
 from lossless.mcp_results import (
     DescribeResult,
     ExpandQueryResult,
@@ -442,12 +446,16 @@ class LcmTools:
         all_projects: bool = False,
         max_tokens: int = DEFAULT_QUERY_TOKENS,
         time_budget_s: float = DEFAULT_QUERY_SECONDS,
+        delegated_scope: str | None = None,
+        kept_work: str | None = None,
     ) -> dict[str, Any]:
         if self.subagent_guard:
-            raise ToolFailure(
-                "lcm_expand_query is not available inside an lcm_expand_query sub-agent "
-                "(no recursive delegation); use lcm_search and lcm_expand instead"
-            )
+            from lossless.mcp_map_tools import MapToolFailure, guard
+
+            try:
+                guard("lcm_expand_query", delegated_scope, kept_work)
+            except MapToolFailure as exc:
+                raise ToolFailure(f"{exc}; or use lcm_search and lcm_expand yourself") from None
         if not self._expansion.acquire(blocking=False):
             raise ToolFailure(
                 "another lcm_expand_query is still running in this session (one at a time); "
@@ -533,40 +541,27 @@ class LcmTools:
     # -- status ------------------------------------------------------------
 
     def status(self, *, all_projects: bool = False) -> dict[str, Any]:
-        from lossless.worker import is_pending, running_worker_pid
-
-        store = self.engine.store
         project = None if all_projects else self.project
-        conversations = store.conversations.list(project=project)
-        messages = sum(store.messages.count(c.id) for c in conversations)
-        summaries = sum(len(store.summaries.list(c.id)) for c in conversations)
-        context_tokens = sum(store.context.token_total(c.id) for c in conversations)
-        pending = [c.id for c in conversations if is_pending(c)]
-        errors = {
-            str(c.id): str(c.metadata.get("lcm_compaction_error"))
-            for c in conversations
-            if c.metadata.get("lcm_compaction_error")
-        }
-        newest = max(conversations, key=lambda c: c.created_at, default=None)
-        stats = store.stats()
+        report = self.engine.status(project=project)
+        totals = self.engine.store.stats() if project is not None else report.stats
         return {
             "project": project if project is not None else "(all projects)",
-            "conversations": len(conversations),
-            "messages": messages,
-            "summaries": summaries,
-            "context_tokens": context_tokens,
-            "newest_session": newest.session_id if newest else None,
-            "compaction_pending": pending,
-            "compaction_errors": errors,
-            "worker_pid": running_worker_pid(self.engine.config.home),
-            "summarizer": str(self.engine.config.get("summarizer.provider")),
+            "conversations": report.stats.conversations,
+            "messages": report.stats.messages,
+            "summaries": report.stats.summaries,
+            "context_tokens": report.stats.context_tokens,
+            "newest_session": report.newest_session,
+            "compaction_pending": report.compaction_pending,
+            "compaction_errors": {str(k): v for k, v in report.compaction_errors.items()},
+            "worker_pid": report.worker_pid,
+            "summarizer": report.summarizer,
             "expand_query_mode": "answer" if self._model()[0] else "evidence",
             "store": {
-                "backend": store.backend,
-                "home": str(self.engine.config.home),
-                "conversations": stats.conversations,
-                "messages": stats.messages,
-                "summaries": stats.summaries,
+                "backend": report.backend,
+                "home": report.home,
+                "conversations": totals.conversations,
+                "messages": totals.messages,
+                "summaries": totals.summaries,
             },
         }
 
@@ -821,6 +816,8 @@ def build_server(tools: LcmTools) -> Any:
         time_budget_s: Annotated[
             float, Field(gt=0, le=MAX_QUERY_SECONDS, description="Hard time limit, seconds.")
         ] = DEFAULT_QUERY_SECONDS,
+        delegated_scope: DelegatedScope = None,
+        kept_work: KeptWork = None,
     ) -> ExpandQueryResult:
         """Answer a question from the compacted history of past sessions.
 
@@ -839,6 +836,8 @@ def build_server(tools: LcmTools) -> Any:
                     all_projects=all_projects,
                     max_tokens=max_tokens,
                     time_budget_s=time_budget_s,
+                    delegated_scope=delegated_scope,
+                    kept_work=kept_work,
                 )
             ),
         )
@@ -858,6 +857,9 @@ def build_server(tools: LcmTools) -> Any:
         (lcm_status, "Lossless status", READ_ONLY),
     ):
         server.add_tool(fn, title=title, annotations=tool_annotations(hints))
+    from lossless.mcp_map_tools import add_map_tools
+
+    add_map_tools(server, tools, tool_error)
     return server
 
 

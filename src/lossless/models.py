@@ -26,7 +26,7 @@ PART_KINDS: tuple[PartKind, ...] = (
     "other",
 )
 
-Client = Literal["claude-code", "codex", "generic", "api"]
+Client = Literal["claude-code", "codex", "generic", "api", "map"]
 SummaryKind = Literal["leaf", "condensed"]
 ItemType = Literal["message", "summary"]
 

@@ -3,6 +3,7 @@
 - ``FileLock``: an exclusive advisory lock the kernel drops when its holder
   dies (no stale lock after a crash), and the per-transcript ingest lock
   hooks and offline capture take;
+- ``running_worker_pid``: whether a home's worker runs (it holds ``worker.lock``);
 - ``spawn_detached``: start a process in its own session that outlives the
   hook that started it.
 
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lossless.config import Config
 
+# Held by the one worker of a home for its lifetime.
+WORKER_LOCK = "worker.lock"
 # How long a hook waits for another hook of the same transcript to finish its
 # ingest. Past it, it ingests anyway: idempotent keys make that safe.
 INGEST_LOCK_WAIT_S = 10.0
@@ -172,3 +175,27 @@ def spawn_detached(
         child.stdin.write(stdin)
         child.stdin.close()
     return child.pid
+
+
+def worker_lock(home: Path) -> FileLock:
+    return FileLock(home / WORKER_LOCK)
+
+
+def running_worker_pid(home: Path) -> int | None:
+    """The pid of the worker running on the data folder ``home``, or None.
+
+    "Running" means the lock is held: a pid left in the file by a dead worker
+    does not count. 0 means running, pid unknown (it is written just after
+    the lock is taken).
+    """
+    if not (home / WORKER_LOCK).exists():
+        return None
+    probe = worker_lock(home)
+    if probe.acquire():
+        probe.release()
+        return None
+    try:
+        text = (home / WORKER_LOCK).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return int(text) if text.isdigit() else 0

@@ -41,12 +41,43 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from lossless.process import FileLock, spawn_detached
+from lossless.engine.compaction_requests import (
+    DONE_AT,
+    JOB_KIND,
+    LAST_ERROR,
+    REQUEST_MODE,
+    REQUESTED_AT,
+    CompactionMode,
+    is_pending,
+    pending_conversations,
+    request_compaction,
+    request_time,
+    schedule_compaction,
+)
+from lossless.process import WORKER_LOCK, running_worker_pid, spawn_detached, worker_lock
+
+# Also the names surfaces read the request protocol and the worker's lock by.
+__all__ = [
+    "DONE_AT",
+    "JOB_KIND",
+    "LAST_ERROR",
+    "REQUESTED_AT",
+    "WORKER_LOCK",
+    "JobOutcome",
+    "Worker",
+    "WorkerReport",
+    "is_pending",
+    "request_compaction",
+    "running_worker_pid",
+    "schedule_compaction",
+    "start_detached",
+    "worker_command",
+    "worker_lock",
+]
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -56,15 +87,7 @@ if TYPE_CHECKING:
     from lossless.store.contract import Coordination, Job, Store
     from lossless.summarize.protocol import Summarizer
 
-REQUESTED_AT = "lcm_compaction_requested_at"
-REQUEST_MODE = "lcm_compaction_mode"
-DONE_AT = "lcm_compaction_done_at"
-LAST_ERROR = "lcm_compaction_error"
 
-CompactionMode = Literal["incremental", "sweep"]
-
-WORKER_LOCK = "worker.lock"
-JOB_KIND = "compact"
 # A conversation whose lease someone else holds (``lcm compact`` by hand, a
 # worker elsewhere) is offered to the queue again after this long.
 BUSY_RETRY_S = 5.0
@@ -76,30 +99,6 @@ MAX_INCREMENTAL_ROUNDS = 50
 
 
 # --------------------------------------------------------------------------- the worker's lock and start
-
-
-def worker_lock(home: Path) -> FileLock:
-    return FileLock(home / WORKER_LOCK)
-
-
-def running_worker_pid(home: Path) -> int | None:
-    """The pid of the worker running on the data folder ``home``, or None.
-
-    "Running" means the lock is held: a pid left in the file by a dead worker
-    does not count. 0 means running, pid unknown (it is written just after
-    the lock is taken).
-    """
-    if not (home / WORKER_LOCK).exists():
-        return None
-    probe = worker_lock(home)
-    if probe.acquire():
-        probe.release()
-        return None
-    try:
-        text = (home / WORKER_LOCK).read_text("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return 0
-    return int(text) if text.isdigit() else 0
 
 
 def worker_command(config: Config) -> list[str]:
@@ -123,96 +122,6 @@ def start_detached(config: Config) -> int | None:
     # Two hooks may both get here; the second worker finds the lock taken and
     # exits at once, so the race costs one short-lived process.
     return spawn_detached(config, worker_command(config))
-
-
-# --------------------------------------------------------------------------- requests
-
-
-def _float(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-def is_pending(conversation: Conversation) -> bool:
-    """Whether the conversation's latest compaction request has not been served yet."""
-    meta = conversation.metadata or {}
-    return _float(meta.get(REQUESTED_AT)) > _float(meta.get(DONE_AT))
-
-
-def request_compaction(
-    store: Store, conversation_id: int, mode: CompactionMode = "incremental"
-) -> None:
-    """Mark a conversation as due; the worker picks it up on its next poll.
-
-    A ``sweep`` request is never downgraded to ``incremental`` by a later
-    request before it is served.
-    """
-    conversation = store.conversations.get(conversation_id)
-    if conversation is None:
-        return
-    current = (conversation.metadata or {}).get(REQUEST_MODE)
-    if is_pending(conversation) and current == "sweep":
-        mode = "sweep"
-    store.conversations.update_metadata(
-        conversation_id, {REQUESTED_AT: time.time(), REQUEST_MODE: mode}
-    )
-    coordination = store.coordination
-    if coordination is not None:
-        # At most one waiting job per conversation: a request made while one
-        # waits is served by it (the mode is read from the metadata then).
-        coordination.jobs.enqueue(JOB_KIND, conversation_id)
-
-
-def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
-    """Cheap test run by hooks: are there more raw tokens before the fresh tail
-    than one leaf chunk? An upper bound of what the compactor will find (its
-    protected tail may be wider); a false positive costs one idle worker poll.
-    """
-    chunk = int(config.get("leaf_chunk_tokens"))
-    if store.context.token_total(conversation_id) <= chunk:
-        return False
-    items = store.context.list(conversation_id)
-    tail = int(config.get("fresh_tail_count"))
-    seen = 0
-    cut = len(items)
-    for index in range(len(items) - 1, -1, -1):
-        if seen >= tail:
-            break
-        if items[index].item_type == "message":
-            seen += 1
-        cut = index
-    raw = sum(i.token_count for i in items[:cut] if i.item_type == "message")
-    return raw > chunk
-
-
-def schedule_compaction(engine: Engine, conversations: Mapping[int, bool]) -> bool:
-    """Request compaction for those of ``conversations`` (id -> sweep?) that need it.
-
-    A sweep is requested for any conversation with messages; an incremental
-    run only when ``compaction_due``. True if any conversation now waits for
-    the worker.
-    """
-    store = engine.store
-    wanted = False
-    for conversation_id, sweep in conversations.items():
-        conversation = store.conversations.get(conversation_id)
-        if conversation is None:
-            continue
-        if sweep:
-            if store.messages.count(conversation_id) > 0:
-                request_compaction(store, conversation_id, "sweep")
-                wanted = True
-        elif is_pending(conversation):
-            wanted = True
-        elif compaction_due(store, engine.config, conversation_id):
-            request_compaction(store, conversation_id, "incremental")
-            wanted = True
-    return wanted
-
-
-def pending_conversations(store: Store) -> list[Conversation]:
-    """Conversations with an unserved request, oldest request first."""
-    found = [c for c in store.conversations.list() if is_pending(c)]
-    return sorted(found, key=lambda c: _float((c.metadata or {}).get(REQUESTED_AT)))
 
 
 # --------------------------------------------------------------------------- work sources
@@ -511,7 +420,7 @@ class Worker:
 
         store = self.engine.store
         meta = conversation.metadata or {}
-        requested = _float(meta.get(REQUESTED_AT))
+        requested = request_time(meta.get(REQUESTED_AT))
         mode: CompactionMode = "sweep" if meta.get(REQUEST_MODE) == "sweep" else "incremental"
         outcome = JobOutcome(conversation.id, mode)
         started = time.monotonic()

@@ -11,21 +11,9 @@ from typing import Any
 
 import pytest
 from tests.conftest import SHARED_DATA
-from tests.ui.ui_server import UiServer, build_real_store
+from tests.ui.ui_server import CHROMIUM, CHROMIUM_FLAGS, UiServer, build_real_store
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-# This machine runs Chromium as root, without a GPU or network to reach.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _unavailable(reason: str) -> None:

@@ -87,7 +87,7 @@ def test_context_messages_page_through_the_whole_assembly(ui_server: UiServer) -
 
 def test_conversation_list_pages_sorts_and_nests_sub_agents(ui_server: UiServer) -> None:
     everything = get(ui_server, "api/conversations?limit=200")
-    assert everything["total_with_subagents"] == 9
+    assert everything["total_with_subagents"] == 10  # 9 transcripts + the map job's results
     parents = [r for r in everything["rows"] if r["children"]]
     assert parents, "the spotter session's sub-agents are listed under it"
     for parent in parents:
@@ -155,10 +155,33 @@ def test_memories_files_jobs_and_health(ui_server: UiServer) -> None:
     memories = get(ui_server, "api/memories")
     assert memories["total"] == 1 and memories["items"][0]["tags"] == ["deploy"]
     files = get(ui_server, "api/files")
-    assert files["conversations"] == 9 and files["next_cursor"] is None
+    assert files["conversations"] == 10 and files["next_cursor"] is None
     jobs = get(ui_server, "api/jobs")
-    assert jobs["map"]["available"] is False and jobs["map"]["reason"]
+    assert jobs["map"]["available"] is True
+    [job] = jobs["map"]["jobs"]
+    assert job["status"] == "done" and job["items"]["ok"] == 3 and job["prompt"] == "Label the item"
     health = get(ui_server, "api/health?doctor=1")
     assert health["stats"]["messages"] > 1000
     assert {c["name"] for c in health["doctor"]} >= {"open", "integrity"}
     assert get(ui_server, "api/store")["backend"] == "sqlite"
+
+
+def test_list_figures_match_the_context_items(ui_server: UiServer, real_store: Path) -> None:
+    """The list reads counts without listing every context item; they must
+    agree with the items themselves."""
+    from lossless.engine.engine import Engine
+
+    rows = get(ui_server, "api/conversations?limit=200")["rows"]
+    flat = [*rows, *(c for r in rows for c in r["children"])]
+    with Engine.open(real_store) as engine:
+        for row in flat:
+            items = engine.store.context.list(row["id"])
+            summaries = {s.id: s for s in engine.store.summaries.list(row["id"])}
+            raw = [i for i in items if i.message_id is not None]
+            assert row["context_items"] == len(items)
+            assert row["raw_in_context"] == len(raw)
+            assert row["context_tokens"] == sum(i.token_count for i in items)
+            assert row["history_tokens"] == sum(i.token_count for i in raw) + sum(
+                summaries[i.summary_id].source_token_count for i in items if i.summary_id
+            )
+            assert row["messages"] == engine.store.messages.count(row["id"])

@@ -58,7 +58,7 @@ PAGES = [
     ("search", "/search?q=mix+test&mode=full_text", "#hits li"),
     ("memories", "/memories", "#memories tbody tr"),
     ("files", "/files", "h1"),
-    ("jobs", "/jobs", "#map-unavailable"),
+    ("jobs", "/jobs", "#map-jobs tbody tr"),
     ("health", "/health?doctor=1", "#doctor tr"),
 ]
 

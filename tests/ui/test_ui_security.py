@@ -149,3 +149,27 @@ def test_api_errors_are_json_not_tracebacks(ui_server: UiServer) -> None:
     assert json.loads(body)["error"]
     status, body = _get(ui_server, f"/{ui_server.token}/api/conversations?limit=abc")
     assert status == 400 and "whole number" in json.loads(body)["error"]
+
+
+def test_a_port_in_use_is_a_clear_error(real_store: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        done = lcm(real_store, "ui", "--port", str(taken.getsockname()[1]))
+    assert done.returncode == 1
+    assert "cannot listen on 127.0.0.1:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_lcm_ui_without_the_extra_says_how_to_get_it(tmp_path: Path) -> None:
+    # A Python that cannot import starlette: the command names the extra.
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "starlette.py").write_text("raise ImportError('starlette is not installed')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env["PYTHONPATH"] = str(blocker)
+    done = lcm(tmp_path / "home", "ui", env=env)
+    assert done.returncode == 1
+    assert "pip install 'lossless-context[ui]'" in done.stderr

@@ -1,4 +1,6 @@
-"""Starting ``lcm ui`` as a real subprocess, and a store to show.
+"""Starting ``lcm ui`` as a real subprocess, a store to show, and how Chromium runs here.
+
+Shared by the UI tests and ``benchmarks/bench_ui.py``.
 
 The store is built from the real transcripts in ``../shared/data`` with the
 real commands (``lcm import``, ``lcm compact --all``, ``lcm remember``).
@@ -16,6 +18,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 LCM = [sys.executable, "-m", "lossless"]
+CHROMIUM = Path("/usr/bin/chromium")
+# This machine runs Chromium as root, without a GPU or network to reach.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 _URL = re.compile(r"(http://\S+/)\s*$")
 
 
@@ -33,11 +47,26 @@ def lcm(
 
 
 def build_real_store(home: Path, data: Path, env: dict[str, str] | None = None) -> None:
-    """Import every real transcript, compact everything, add one memory."""
+    """Import every real transcript, compact everything, add one memory and one map job."""
+    items = home / "map-items.jsonl"
+    items.write_text("".join(f'{{"n": {n}}}\n' for n in range(3)), encoding="utf-8")
     for args in (
         ("import", str(data / "claude-code"), str(data / "codex"), "-q", "--complete"),
         ("compact", "--all", "-q"),
         ("remember", "Deploys go through scripts/blue_green.sh", "--tag", "deploy"),
+        # The command provider answers offline: the job is real, the model a shell.
+        (
+            "map",
+            "--input",
+            str(items),
+            "--prompt",
+            "Label the item",
+            "--provider",
+            "command",
+            "--command",
+            """echo '{"label": "even"}'""",
+            "--json",
+        ),
     ):
         done = lcm(home, *args, env=env)
         assert done.returncode == 0, done.stderr

@@ -19,6 +19,7 @@ def _load() -> click.Group:
     from lossless.cli import compaction as _compaction  # noqa: F401
     from lossless.cli import history as _history  # noqa: F401
     from lossless.cli import integration as _integration  # noqa: F401
+    from lossless.cli import map as _map  # noqa: F401
     from lossless.cli import memory as _memory  # noqa: F401
     from lossless.cli import portable as _portable  # noqa: F401
     from lossless.cli import postgres as _postgres  # noqa: F401

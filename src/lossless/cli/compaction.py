@@ -330,24 +330,7 @@ def context(
         conv, budget, format="openai" if fmt == "openai" else "anthropic", system=system
     )
     b = assembled.breakdown
-    breakdown = {
-        "budget": b.budget,
-        "total": b.total,
-        "system": b.system,
-        "summaries": b.summaries,
-        "messages": b.messages,
-        "fresh_tail": b.fresh_tail,
-        "summary_count": b.summary_count,
-        "message_count": b.message_count,
-        "fresh_tail_messages": b.fresh_tail_messages,
-        "dropped_items": b.dropped_items,
-        "dropped_tokens": b.dropped_tokens,
-        "over_budget": b.over_budget,
-        "tail_over_budget": b.tail_over_budget,
-        "prompt_message_id": b.prompt_message_id,
-        "prompt_shown": b.prompt_shown,
-        "prompt_tokens": b.prompt_tokens,
-    }
+    breakdown = b.as_dict()
     if as_json:
         emit_json(
             {

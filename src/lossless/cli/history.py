@@ -11,7 +11,6 @@ import click
 from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
 from lossless.cli.search_index import index_imported
 from lossless.engine import retrieval
-from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
 from lossless.jsonable import to_jsonable
 from lossless.sources.base import SourceKind
@@ -204,23 +203,29 @@ def _short(path: str) -> str:
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Show what is stored: conversations, messages, summaries, tokens, backend."""
+    """Show what is stored: conversations, messages, summaries, tokens, backend,
+    and whether compaction keeps up (pending requests, errors, the worker)."""
     engine = state_of(ctx).engine()
-    stats = engine.store.stats()
-    info = engine.store.info()
-    redactions = redaction_totals(engine.store)
-    backlog = engine.store.search.index_backlog()
-    data = {
-        "store": info,
-        "stats": to_jsonable(stats),
-        "redactions": redactions,
-        "substring_index_backlog": backlog,
-        "home": str(engine.config.home),
-    }
+    report = engine.status()
+    info, stats = report.store, report.stats
     if as_json:
-        emit_json(data)
+        emit_json(
+            {
+                "store": info,
+                "stats": to_jsonable(stats),
+                "redactions": report.redactions,
+                "substring_index_backlog": report.substring_index_backlog,
+                "home": report.home,
+                "compaction": {
+                    "pending": report.compaction_pending,
+                    "errors": {str(k): v for k, v in report.compaction_errors.items()},
+                    "worker_pid": report.worker_pid,
+                    "summarizer": report.summarizer,
+                },
+            }
+        )
         return
-    click.echo(f"home:          {engine.config.home}")
+    click.echo(f"home:          {report.home}")
     click.echo(f"backend:       {info['backend']} ({info.get('path', '')})")
     if info.get("server_version"):
         click.echo(f"server:        PostgreSQL {info['server_version']}")
@@ -242,14 +247,22 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
     click.echo(f"large files:   {stats.large_files}")
     click.echo(f"quarantined:   {stats.quarantined} line(s)")
-    if backlog:
+    if report.substring_index_backlog:
         click.echo(
-            f"substring index: {backlog} message(s) not indexed yet (the worker adds them; "
-            "regex grep scans them meanwhile)"
+            f"substring index: {report.substring_index_backlog} message(s) not indexed yet "
+            "(the worker adds them; regex grep scans them meanwhile)"
         )
-    total = sum(redactions.values())
-    detail = ", ".join(f"{k} {v}" for k, v in redactions.items())
+    total = sum(report.redactions.values())
+    detail = ", ".join(f"{k} {v}" for k, v in report.redactions.items())
     click.echo(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))
+    worker = "not running" if report.worker_pid is None else f"running (pid {report.worker_pid})"
+    click.echo(
+        f"compaction:    {len(report.compaction_pending)} conversation(s) waiting, "
+        f"{len(report.compaction_errors)} with an error; worker {worker}; "
+        f"summarizer {report.summarizer}"
+    )
+    for conversation_id, error in sorted(report.compaction_errors.items()):
+        click.echo(f"  conversation {conversation_id}: {error}")
 
 
 def _by_client(by_client: dict[str, int]) -> str:
@@ -432,8 +445,13 @@ def grep(
 @json_option
 @click.pass_context
 def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
-    """Show a message (123), summary (sum_...) or large file (file_...) in full."""
+    """Show a message (123), summary (sum_...), large file (file_...) or map job (job_...)."""
     engine = state_of(ctx).engine()
+    if ref.strip().startswith("job_"):
+        from lossless.cli.map import describe_job
+
+        describe_job(engine, ref.strip(), as_json)
+        return
     found = engine.describe(ref)
     if as_json:
         emit_json(found)

@@ -36,6 +36,7 @@ earlier turns' thinking without its signature, and it is stored anyway.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -99,6 +100,10 @@ class TokenBreakdown:
     prompt_message_id: int | None = None
     prompt_shown: Literal["in_tail", "in_place", "repeated", "clipped", "omitted"] | None = None
     prompt_tokens: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every figure by name: what `lcm context --json` and the UI both show."""
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

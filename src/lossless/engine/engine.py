@@ -13,9 +13,9 @@ Library users and every surface (CLI, hooks, MCP server, worker) go through it::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from lossless.config import Config, load_config
 from lossless.engine.expand_query import (
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from lossless.engine.assembly import AssembledContext, Format
     from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
     from lossless.engine.dag import DagView
+    from lossless.engine.operators.jobs import JobReport
+    from lossless.engine.status import Status
+    from lossless.store.map_jobs import MapKind
     from lossless.summarize import Summarizer
     from lossless.summarize.completion import LanguageModel
 
@@ -290,6 +293,59 @@ class Engine:
             estimate=self.estimate,
         )
 
+    # -- operators (engine/operators/) ---------------------------------------
+
+    def map(
+        self,
+        items: Iterable[Any] | str | Path,
+        prompt: str,
+        *,
+        schema: dict[str, Any] | None = None,
+        kind: MapKind = "llm_map",
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        concurrency: int | None = None,
+        max_retries: int = 3,
+        output: str | Path | None = None,
+        project: str = "library",
+        language_model: LanguageModel | None = None,
+    ) -> JobReport:
+        """Run ``prompt`` over every item (a list, or a JSONL file's path) and wait.
+
+        One model call per item (``kind="agentic_map"``: one tool-using
+        sub-agent), answers validated against ``schema`` and retried with the
+        error fed back. Returns the job's report; its results, in input order,
+        come from ``engine.map_results(report.job.id)``. ``language_model``
+        overrides the provider built from the other arguments.
+        """
+        from lossless.engine.operators import jobs
+        from lossless.engine.operators.spec import DEFAULT_CONCURRENCY, MapSpec
+
+        from_file = isinstance(items, str | Path)
+        spec = MapSpec(
+            kind=kind,
+            prompt=prompt,
+            schema=schema,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            concurrency=concurrency or DEFAULT_CONCURRENCY[kind],
+            max_retries=max_retries,
+            input_path=str(Path(items).resolve()) if isinstance(items, str | Path) else None,
+            output_path=str(Path(output).resolve()) if output is not None else None,
+        )
+        job = jobs.start(
+            self, spec, project=project, items=None if from_file else cast(Iterable[Any], items)
+        )
+        return jobs.run(self, job.id, model=language_model)
+
+    def map_results(self, job_id: str) -> Iterator[dict[str, Any]]:
+        """A map job's result records in input order (``status``, ``result`` or ``error``)."""
+        from lossless.engine.operators import jobs
+
+        return jobs.iter_results(self, job_id)
+
     # -- compaction and assembly (engine/compaction.py, engine/assembly.py) --
 
     @property
@@ -435,6 +491,16 @@ class Engine:
             system=system,
             estimator=self.estimate,
         )
+
+    def status(self, *, project: str | None = None) -> Status:
+        """What is stored (in ``project``, or everywhere) and whether compaction keeps up.
+
+        A fixed number of queries however large the store (``lcm status``,
+        MCP ``lcm_status``).
+        """
+        from lossless.engine.status import engine_status
+
+        return engine_status(self, project=project)
 
     def dag(self, conversation: Conversation | ConversationHandle | int | str) -> DagView:
         """The conversation's summary DAG (``lcm dag``)."""

@@ -281,7 +281,7 @@ def _session_conversation(
 
 def _schedule(engine: Engine, outcome: HookOutcome, *, sweep: bool) -> None:
     """Record compaction requests for conversations that need one; wake the worker."""
-    from lossless.worker import schedule_compaction
+    from lossless.engine.compaction_requests import schedule_compaction
 
     wanted = schedule_compaction(engine, dict.fromkeys(outcome.conversation_ids, sweep))
     if wanted:
@@ -344,7 +344,7 @@ def _capture_instead(
 
 
 def _deliver_from_hook(engine: Engine, outcome: HookOutcome) -> None:
-    from lossless.worker import schedule_compaction
+    from lossless.engine.compaction_requests import schedule_compaction
 
     delivery = deliver_outbox(engine, limit=HOOK_DELIVERY_LIMIT)
     if delivery is None:

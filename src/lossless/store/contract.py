@@ -62,6 +62,7 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
+from lossless.store.map_jobs import MapJobRepository
 
 GrepMode = Literal["regex", "full_text"]
 # How often a job is tried (a claim that expired counts) before it fails for good.
@@ -765,6 +766,8 @@ class Repositories(Protocol):
     def leases(self) -> LeaseRepository: ...
     @property
     def memory(self) -> MemoryRepository: ...
+    @property
+    def map_jobs(self) -> MapJobRepository: ...
     @property
     def coordination(self) -> Coordination | None:
         """The job queue and receipts, or None where the backend has none

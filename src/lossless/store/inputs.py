@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from lossless.models import LargeFile, NewMessage, NewNativeRecord, SourceCursor, Summary
 from lossless.store.contract import Memory, NewMemory, PartRewrite
+from lossless.store.map_jobs import MapOutcome, NewMapItem, NewMapJob
 from lossless.store.rows import check_text, dumps_json
 
 
@@ -134,3 +135,19 @@ def restored_memory(memory: Memory) -> None:
             (memory.last_used_at, "used time"),
         )
     )
+
+
+def map_job(job: NewMapJob) -> None:
+    check_all(((job.id, "job id"), (job.project, "project"), (job.created_at, "created_at")))
+    check_text(dumps_json(job.spec), "job spec")
+
+
+def map_items(items: Sequence[NewMapItem]) -> None:
+    for item in items:
+        check_text(item.input, "map item input")
+        check_text(item.problem, "map item problem")
+
+
+def map_outcome(outcome: MapOutcome) -> None:
+    check_text(outcome.result, "map result")
+    check_text(outcome.error, "map error")

@@ -33,6 +33,7 @@ from lossless.models import (
 if TYPE_CHECKING:
     from uuid import UUID
 from lossless.store.contract import GrepHits, Memory, StoreStats
+from lossless.store.map_jobs import MapItem, MapJob
 from lossless.timeutil import utc_now_iso
 
 
@@ -326,4 +327,37 @@ def store_stats(row: Row, by_client: dict[str, int]) -> StoreStats:
         summary_tokens=int(row["summary_tokens"]),
         context_tokens=int(row["context_tokens"]),
         by_client=by_client,
+    )
+
+
+def map_job(row: Any, decode: Callable[[Any], Any]) -> MapJob:
+    """A ``map_jobs`` row; ``decode`` turns the stored spec into JSON."""
+    return MapJob(
+        id=row["id"],
+        kind=row["kind"],
+        status=row["status"],
+        project=row["project"],
+        spec=decode(row["spec"]),
+        conversation_id=row["conversation_id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        loaded_items=int(row["loaded_items"]),
+    )
+
+
+def map_item(row: Any) -> MapItem:
+    return MapItem(
+        job_id=row["job_id"],
+        index=int(row["idx"]),
+        line_no=int(row["line_no"]),
+        input=row["input"],
+        status=row["status"],
+        attempts=int(row["attempts"]),
+        result=row["result"],
+        error=row["error"],
+        calls=int(row["calls"]),
+        input_tokens=int(row["input_tokens"]),
+        output_tokens=int(row["output_tokens"]),
+        message_id=row["message_id"],
+        updated_at=row["updated_at"],
     )

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-from lossless.delegation import CHILD_MARKER_ENV
+from lossless.delegation import child_environment
 from lossless.summarize.completion import Completion, CompletionRequest
 from lossless.summarize.errors import (
     SummarizerFatalError,
@@ -58,8 +58,7 @@ class CommandSummarizer:
     def _child_env(self) -> dict[str, str]:
         # Inherit the caller's environment (PATH, the CLI's own login) unless told otherwise.
         base = dict(os.environ) if self._env is None else dict(self._env)
-        base[CHILD_MARKER_ENV] = "1"
-        return base
+        return child_environment(base)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         system, user = build_prompt(request)

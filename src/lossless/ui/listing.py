@@ -62,17 +62,26 @@ def _matches(conversation: Conversation, request: ListRequest) -> bool:
 
 
 def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, Any]:
-    """Everything the list shows about one conversation."""
+    """Everything the list shows about one conversation.
+
+    Read without listing the context's items (100,000 of them in a long
+    uncompacted conversation): every message is either raw in the context or
+    under exactly one leaf summary, and a summary in the context is one no
+    condensed summary was built from.
+    """
     store = engine.store
-    items = store.context.list(conversation.id)
     summaries = store.summaries.list(conversation.id)
-    by_id = {s.id: s for s in summaries}
-    raw_items = [i for i in items if i.message_id is not None]
-    history_tokens = sum(i.token_count for i in raw_items) + sum(
-        by_id[i.summary_id].source_token_count
-        for i in items
-        if i.summary_id is not None and i.summary_id in by_id
-    )
+    sources: set[str] = set()
+    covered = 0
+    for summary in summaries:
+        if summary.kind == "condensed":
+            sources.update(store.summaries.source_summary_ids(summary.id))
+        else:
+            covered += len(store.summaries.source_message_ids(summary.id))
+    roots = [s for s in summaries if s.id not in sources]
+    count = store.messages.count(conversation.id)
+    context_tokens = store.context.token_total(conversation.id)
+    raw_in_context = max(0, count - covered)
     last = store.messages.last(conversation.id)
     depths = Counter(s.depth for s in summaries)
     meta = conversation.metadata or {}
@@ -93,11 +102,14 @@ def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, An
         "parent_id": conversation.parent_id,
         "created_at": conversation.created_at,
         "last_activity": last.created_at if last else conversation.created_at,
-        "messages": store.messages.count(conversation.id),
-        "history_tokens": history_tokens,
-        "context_tokens": sum(i.token_count for i in items),
-        "context_items": len(items),
-        "raw_in_context": len(raw_items),
+        "messages": count,
+        # What is stored: the raw context plus what the summaries in it stand for.
+        "history_tokens": context_tokens
+        - sum(r.token_count for r in roots)
+        + sum(r.source_token_count for r in roots),
+        "context_tokens": context_tokens,
+        "context_items": raw_in_context + len(roots),
+        "raw_in_context": raw_in_context,
         "summaries": len(summaries),
         "summaries_by_depth": {str(d): n for d, n in sorted(depths.items())},
         "max_depth": max(depths, default=-1),

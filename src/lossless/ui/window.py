@@ -8,7 +8,6 @@ format until the conversation changes, so paging does not rebuild it.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -151,7 +150,7 @@ def context_window(
         "default_budget": int(engine.config.get("context_budget_tokens")),
         "system": assembled.system,
         # Every field lcm context --json reports, as the engine computed it.
-        "breakdown": dataclasses.asdict(b),
+        "breakdown": b.as_dict(),
         "segments": bar,
         "included": len(assembled.included),
         "total_messages": len(assembled.messages),

@@ -56,6 +56,7 @@ from lossless.store.postgres.files import Files
 from lossless.store.postgres.history import Conversations, Messages
 from lossless.store.postgres.import_state import Cursors, Quarantine
 from lossless.store.postgres.leases import Leases
+from lossless.store.postgres.map_jobs import MapJobs
 from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.postgres.repository import Conn, Row
@@ -326,6 +327,10 @@ class PostgresStore:
     @property
     def memory(self) -> Memories:
         return Memories(self)
+
+    @property
+    def map_jobs(self) -> MapJobs:
+        return MapJobs(self)
 
     @property
     def coordination(self) -> PostgresCoordination:

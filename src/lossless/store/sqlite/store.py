@@ -40,6 +40,7 @@ from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
 from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
+from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.search import Search
 from lossless.timeutil import utc_now_iso
@@ -234,6 +235,10 @@ class SQLiteStore:
     @property
     def memory(self) -> Memories:
         return Memories(self)
+
+    @property
+    def map_jobs(self) -> MapJobs:
+        return MapJobs(self)
 
     @property
     def coordination(self) -> None:

@@ -60,7 +60,10 @@ async function render() {
     } catch (error) {
       if (mine === generation) root.append(errorBox(error));
     }
-    if (mine === generation) document.body.dataset.ready = "1";
+    if (mine === generation) {
+      window.__lcmReady = performance.now();
+      document.body.dataset.ready = "1";
+    }
     return;
   }
   view.replaceChildren(errorBox(`no page ${path}`));

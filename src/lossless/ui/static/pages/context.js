@@ -23,6 +23,10 @@ export function bar(data) {
       }),
     ),
   );
+  if (b.total > b.budget) {
+    // Over budget: the bar spans what was sent; a line marks where the budget ends.
+    strip.append(h("div", { class: "budget-mark", title: `budget: ${num(b.budget)} tokens`, style: { left: `${(100 * b.budget) / scale}%` } }));
+  }
   const legend = h(
     "ul",
     { class: "legend" },
@@ -73,11 +77,30 @@ export async function render(root, { match, params, go, isCurrent }) {
   const ref = decodeURIComponent(match[1]);
   const budget = params.get("budget") || "";
   const format = params.get("format") || "anthropic";
-  const [conv, first] = await Promise.all([
-    api(`conversations/${encodeURIComponent(ref)}`),
-    api(`conversations/${encodeURIComponent(ref)}/context`, { budget, format, offset: 0, limit: PAGE }),
-  ]);
+  // The header first: assembling a long uncompacted context takes the
+  // engine seconds (it reads every message to keep tool pairs whole).
+  // (Asked first: the server answers store requests one at a time, in order.)
+  const headerRequest = api(`conversations/${encodeURIComponent(ref)}`);
+  const contextRequest = api(`conversations/${encodeURIComponent(ref)}/context`, { budget, format, offset: 0, limit: PAGE });
+  contextRequest.catch(() => {}); // reported where it is awaited
+  const conv = await headerRequest;
   if (!isCurrent()) return;
+  const waiting = h("p", { class: "muted", id: "assembling" }, `Assembling the context of ${num(conv.context_items)} items, as lcm context does…`);
+  put(
+    root,
+    h("h1", {}, conv.title || conv.session_id),
+    h(
+      "p",
+      { class: "muted" },
+      `#${conv.id} · ${conv.client} · ${conv.project} · ${num(conv.messages)} messages · ${num(conv.summaries)} summaries · last activity ${when(conv.last_activity)}`,
+      conv.parent_id ? h("span", {}, " · sub-agent of ", h("a", { href: `#/c/${conv.parent_id}` }, conv.parent_session_id || `#${conv.parent_id}`)) : null,
+    ),
+    h("p", {}, h("a", { href: `#/c/${conv.id}/dag`, id: "open-dag" }, "Summary DAG"), " · ", h("a", { href: `#/search?conversation=${conv.id}&mode=full_text` }, "Search this conversation")),
+    waiting,
+  );
+  const first = await contextRequest;
+  if (!isCurrent()) return;
+  waiting.remove();
   const budgetInput = h("input", { type: "number", min: 0, step: 1000, name: "budget", value: first.budget, "aria-label": "budget" });
   const formatSelect = h("select", { name: "format", "aria-label": "format" }, ["anthropic", "openai"].map((f) => h("option", { value: f, selected: f === format }, f)));
   const controls = h(
@@ -105,15 +128,8 @@ export async function render(root, { match, params, go, isCurrent }) {
       more.disabled = false;
     }
   });
-  put(root, 
-    h("h1", {}, conv.title || conv.session_id),
-    h(
-      "p",
-      { class: "muted" },
-      `#${conv.id} · ${conv.client} · ${conv.project} · ${num(conv.messages)} messages · ${num(conv.summaries)} summaries · last activity ${when(conv.last_activity)}`,
-      conv.parent_id ? h("span", {}, " · sub-agent of ", h("a", { href: `#/c/${conv.parent_id}` }, conv.parent_session_id || `#${conv.parent_id}`)) : null,
-    ),
-    h("p", {}, h("a", { href: `#/c/${conv.id}/dag`, id: "open-dag" }, "Summary DAG"), " · ", h("a", { href: `#/search?conversation=${conv.id}&mode=full_text` }, "Search this conversation")),
+  put(
+    root,
     controls,
     bar(first),
     h("h2", {}, `Assembled context (${num(first.total_messages)} messages${first.system ? " + system" : ""})`),

@@ -1,0 +1,56 @@
+"""Who holds a claim: host, pid and process start time, so a dead holder is seen at once.
+
+A claim's lease would expire by itself, but a user who resumes a job right
+after a crash should not wait for that: an owner on this host whose process
+is gone (or whose pid now belongs to a younger process) holds nothing.
+Owners on other hosts are left to their leases.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from functools import cache
+
+
+def _start_ticks(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after it.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+@cache
+def this_owner() -> str:
+    """This process's owner name: ``host:pid:start`` plus a nonce for uniqueness."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_ticks(pid) or '?'}:{uuid.uuid4().hex[:8]}"
+
+
+def is_dead_here(owner: str) -> bool:
+    """True when ``owner`` names a process on this host that no longer runs."""
+    parts = owner.split(":")
+    if len(parts) < 3 or parts[0] != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return owner != this_owner()
+    started = _start_ticks(pid)
+    if started is None:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+    return parts[2] not in ("?", started)
