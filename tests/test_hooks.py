@@ -751,6 +751,7 @@ HOOK_PACKAGE_MODULES = {
     "lossless.hooks.ingest",
     "lossless.hooks.log",
     "lossless.hooks.recall",
+    "lossless.hooks.replayed",
     "lossless.delegation",
     "lossless.offline_capture",
     "lossless.process",
