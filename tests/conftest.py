@@ -23,6 +23,9 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("LCM_HOME", str(home))
     monkeypatch.setenv("LCM_CLAUDE_HOME", str(tmp_path / "claude-home"))
     monkeypatch.setenv("LCM_CODEX_HOME", str(tmp_path / "codex-home"))
+    # Hooks read transcripts only from the clients' folders and these: tests
+    # write theirs anywhere under their temporary folder.
+    monkeypatch.setenv("LCM_TRANSCRIPT_DIRS", str(tmp_path))
     for name in ("LCM_STORAGE_BACKEND", "LCM_SUMMARIZER_PROVIDER", "LCM_POSTGRES_URL"):
         monkeypatch.delenv(name, raising=False)
     yield

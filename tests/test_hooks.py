@@ -745,6 +745,7 @@ def test_hook_import_path_stays_lean(tmp_path: Path, lcm_home: Path, event: str)
 HOOK_PACKAGE_MODULES = {
     "lossless",
     "lossless.hooks",
+    "lossless.hooks.confine",
     "lossless.hooks.context",
     "lossless.hooks.dispatch",
     "lossless.hooks.events",

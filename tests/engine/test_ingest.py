@@ -273,3 +273,28 @@ def test_lone_surrogate_is_quarantined_not_crashing(engine: Engine, tmp_path: Pa
     assert len(result.problems) == 1 and "surrogate" in result.problems[0]
     assert f"{path}:2" in result.problems[0]
     assert engine.store.quarantine.count() == 1
+
+
+def test_generic_files_are_keyed_by_more_than_their_name(engine: Engine, tmp_path: Path) -> None:
+    """a/talk.json and b/talk.json are two conversations; the same file again is the same one."""
+    paths = []
+    for folder, words in (("a", ["alpha one", "alpha two"]), ("b", ["beta one", "beta two"])):
+        path = tmp_path / folder / "talk.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps([{"role": "user", "content": w} for w in words]))
+        paths.append(path)
+    first = [engine.import_file(p, "generic", final=True) for p in paths]
+    assert first[0].conversation_id != first[1].conversation_id
+    for result, prefix in zip(first, ("alpha", "beta"), strict=True):
+        assert result.conversation_id is not None
+        stored = engine.store.messages.list(result.conversation_id)
+        assert [m.content.split()[0] for m in stored] == [prefix, prefix]
+    # The same file again (also as JSONL, read afresh) lands in the same conversation.
+    again = engine.import_file(paths[0], "generic", final=True)
+    assert again.conversation_id == first[0].conversation_id and again.messages_added == 0
+    lines = tmp_path / "a" / "chat.jsonl"
+    lines.write_text('{"role": "user", "content": "x"}\n')
+    one = engine.import_file(lines, "generic", final=True)
+    # The cursor is not what keys it: a fresh store derives the same session.
+    with Engine.open(tmp_path / "other-home") as other:
+        assert other.import_file(lines, "generic", final=True).session_id == one.session_id

@@ -239,6 +239,10 @@ def test_installed_hook_command_runs_and_ingests(
         "cwd": str(tmp_path),
         "hook_event_name": "Stop",
     }
+    # The bare environment below has no LCM_TRANSCRIPT_DIRS: allow the test's
+    # folder in the configuration file, as a user would for a custom location.
+    lcm_home.mkdir(parents=True, exist_ok=True)
+    (lcm_home / "config.toml").write_text(f"transcript_dirs = {json.dumps(str(tmp_path))}\n")
     # The command runs through a shell from an unrelated directory with a bare
     # environment, as the client does.
     done = subprocess.run(

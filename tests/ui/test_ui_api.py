@@ -185,3 +185,16 @@ def test_list_figures_match_the_context_items(ui_server: UiServer, real_store: P
                 summaries[i.summary_id].source_token_count for i in items if i.summary_id
             )
             assert row["messages"] == engine.store.messages.count(row["id"])
+
+
+def test_dag_of_a_conversation_never_compacted(ui_server: UiServer, real_store: Path) -> None:
+    from lossless.engine.engine import Engine
+
+    rows = get(ui_server, "api/conversations?limit=200")["rows"]
+    raw = next(c for r in rows for c in [r, *r["children"]] if c["compaction"] == "raw")
+    dag = get(ui_server, f"api/conversations/{raw['id']}/dag")
+    with Engine.open(real_store) as engine:
+        items = engine.store.context.list(raw["id"])
+    assert dag["roots"] == [] and dag["summary_count"] == 0
+    assert dag["context_items"] == dag["raw_in_context"] == len(items) == raw["messages"]
+    assert dag["context_tokens"] == sum(i.token_count for i in items)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import click
 
+    from lossless.config import Config
+
 
 def _load() -> click.Group:
     # Importing a command module registers its commands on ``cli``.
@@ -35,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     code = _fast_hook(args)
     if code is not None:
         sys.exit(code)
+    if _fast_mcp(args):
+        return
     _load()(args=args, prog_name="lcm")
 
 
@@ -89,6 +93,53 @@ def _fast_hook(args: list[str]) -> int | None:
         background=background,
         lock_fd=lock_fd,
     )
+
+
+def _fast_mcp(args: list[str]) -> bool:
+    """Run ``[--home H] mcp [--project P] [--all-projects]`` without click.
+
+    A client waits for ``initialize`` from the moment it spawns the server;
+    loading click and every command module first would delay it. Returns
+    False for anything else (help, unknown options), which click handles.
+    """
+    home: str | None = None
+    if args[:1] == ["--home"] and len(args) >= 3:
+        home, args = args[1], args[2:]
+    elif args[:1] and args[0].startswith("--home="):
+        home, args = args[0].split("=", 1)[1], args[1:]
+    if args[:1] != ["mcp"]:
+        return False
+    rest = args[1:]
+    project: str | None = None
+    all_projects = False
+    while rest:
+        option = rest.pop(0)
+        if option == "--project" and rest:
+            project = rest.pop(0)
+        elif option.startswith("--project="):
+            project = option.split("=", 1)[1]
+        elif option == "--all-projects":
+            all_projects = True
+        else:
+            return False
+    from pathlib import Path
+
+    from lossless import mcp_stdio
+    from lossless.errors import LosslessError
+
+    where = Path(home).expanduser() if home else None
+
+    def load_config() -> Config:
+        from lossless.config import load_config
+
+        return load_config(where)
+
+    try:
+        mcp_stdio.main(load_config, home=where, project=project, all_projects=all_projects)
+    except LosslessError as exc:
+        print(f"lcm: {exc}", file=sys.stderr)
+        sys.exit(2)
+    return True
 
 
 def __getattr__(name: str) -> object:

@@ -165,27 +165,24 @@ def worker(
 @click.option("--all-projects", is_flag=True, help="Let the tools see every project by default.")
 @click.pass_context
 def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
-    """Serve lossless to an agent over MCP (stdio): grep, search, describe, expand.
+    """Serve lossless to an agent over MCP (stdio): grep, search, describe, expand, store.
 
     `lcm install` registers this with Claude Code or Codex; you do not run it
     by hand. Tools: lcm_grep, lcm_search, lcm_describe, lcm_expand,
-    lcm_expand_query, lcm_status. They see the current project's sessions
-    unless asked for all projects. Needs the MCP SDK:
+    lcm_expand_query and lcm_status read history; lcm_store keeps a durable
+    memory for the project; lcm_llm_map and lcm_agentic_map start a job over
+    many items and lcm_job follows it. They see the current project's sessions unless
+    asked for all projects. initialize is answered at once, before the SDK
+    loads; the server exits when its client closes stdin or goes away.
+    Needs the MCP SDK:
 
     \b
       pip install 'lossless-context[mcp]'   (pipx: pipx inject lossless-context mcp; uv: uv tool install --force 'lossless-context[mcp]')
     """
-    from lossless.errors import ConfigError
+    from lossless import mcp_stdio
 
-    try:
-        from lossless import mcp_server
-    except ImportError as exc:
-        raise ConfigError(
-            f"the MCP server needs the 'mcp' package ({exc}); "
-            "install it with: pip install 'lossless-context[mcp]'"
-        ) from None
-    scope = None if all_projects else (project or mcp_server.default_project())
-    mcp_server.serve_stdio(state_of(ctx).config(), project=scope)
+    state = state_of(ctx)
+    mcp_stdio.main(state.config, home=state.home, project=project, all_projects=all_projects)
 
 
 _CLIENTS = click.Choice(["claude-code", "codex"])

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
 from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
+from lossless.sources.generic import file_session_id
 from lossless.store.contract import Repositories, Store
 from lossless.timeutil import normalize_ts, utc_now_iso
 
@@ -169,9 +171,23 @@ class Importer:
     ) -> FileImportResult:
         from lossless.sources import detect_kind, parser_for
 
-        path = path.resolve()
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            result = FileImportResult(path=str(path), kind=kind)
+            result.error = f"cannot read {path}: symbolic link loop"
+            return result
         result = FileImportResult(path=str(path), kind=kind)
         try:
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):
+                # A FIFO or device named *.jsonl would block the import forever.
+                what = "a named pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+                result.error = f"skipped: {what}"
+                return result
+            # Fail here, naming the cause, rather than as "not a recognised transcript".
+            with path.open("rb"):
+                pass
             if kind is None:
                 kind = detect_kind(path)
                 result.kind = kind
@@ -204,6 +220,10 @@ class Importer:
                 indexing.keep_current(self.store)
         except OSError as exc:
             result.error = f"cannot read {path}: {exc.strerror or exc}"
+        except RecursionError:
+            # Parsers report deep lines as problem lines; this keeps any other
+            # deep structure from ending the whole run.
+            result.error = f"cannot import {path}: data nested too deeply"
         return result
 
     def _resume_point(self, path: Path) -> tuple[int, int, Conversation | None]:
@@ -393,7 +413,7 @@ def _cursor(
 
 
 def _fallback_session(path: Path) -> SessionInfo:
-    return SessionInfo(client="generic", session_id=path.stem, project=str(path.parent))
+    return SessionInfo(client="generic", session_id=file_session_id(path), project=str(path.parent))
 
 
 def _add_counts(total: dict[str, int], more: Mapping[str, int]) -> None:

@@ -328,7 +328,7 @@ def _capture_instead(
     reason = str(exc).split(";")[0]
     outcome.notes.append(f"server unavailable ({reason}): captured offline")
     try:
-        paths = transcript_paths(payload)
+        paths = transcript_paths(payload, config)
         if not paths[0].exists():
             outcome.notes.append("no transcript yet: nothing to capture")
             return outcome

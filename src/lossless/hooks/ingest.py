@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lossless.hooks.confine import confine_transcript
 from lossless.hooks.events import CLIENTS, HookInputError, HookOutcome
 from lossless.process import INGEST_LOCK_WAIT_S, FileLock, ingest_lock_path, spawn_detached
 
@@ -42,14 +43,16 @@ _BACKGROUND_FIELDS = (
 )
 
 
-def transcript_paths(payload: dict[str, Any]) -> list[Path]:
+def transcript_paths(payload: dict[str, Any], config: Config) -> list[Path]:
     """The transcripts an event points at: the session's, then its sub-agents'.
 
     Parents come first so a sub-agent's conversation can link to its parent.
+    Each is confined to the clients' folders (``confine``).
     """
     main_path = path_field(payload, "transcript_path")
     if main_path is None:
         raise HookInputError("the event has no transcript_path")
+    main_path = confine_transcript(main_path, config, "transcript_path")
     found = [main_path]
     # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl
     # beside <session>.jsonl.
@@ -57,8 +60,10 @@ def transcript_paths(payload: dict[str, Any]) -> list[Path]:
     if subagents.is_dir():
         found.extend(sorted(p for p in subagents.glob("*.jsonl") if p.is_file()))
     agent_path = path_field(payload, "agent_transcript_path")
-    if agent_path is not None and agent_path not in found:
-        found.append(agent_path)
+    if agent_path is not None:
+        agent_path = confine_transcript(agent_path, config, "agent_transcript_path")
+        if agent_path not in found:
+            found.append(agent_path)
     return found
 
 
@@ -87,7 +92,7 @@ def ingest_transcripts(
     parsing the same bytes.
     """
     results: list[FileImportResult] = []
-    paths = transcript_paths(payload)
+    paths = transcript_paths(payload, engine.config)
     if not paths[0].is_file():
         raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
     importer = engine.importer()
@@ -135,7 +140,7 @@ def defer_backlog(
     """Hand a large backlog to a detached ``lcm hook --background``; True if handed off."""
     if inline_bytes is None:
         return False
-    paths = transcript_paths(payload)
+    paths = transcript_paths(payload, engine.config)
     lock = background_lock(engine.config, payload)
     if not lock.acquire():
         if event != "SessionEnd":

@@ -38,6 +38,12 @@ def log_event(
 
 
 def _append(log_dir: Path, text: str) -> None:
+    # A failing hook logs its payload's problem, which may quote the payload:
+    # secrets never reach a log either (built-in detectors; the user's
+    # patterns need the configuration, which may be what failed).
+    from lossless.redact import redact_text
+
+    text = redact_text(text).text
     log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = log_dir / LOG_FILE
     try:

@@ -20,7 +20,7 @@ def recall_memories(engine: Engine, payload: dict[str, Any], outcome: HookOutcom
 
     config = engine.config
     prompt = payload.get("prompt")
-    if not config.get("recall.enabled") or not isinstance(prompt, str) or not prompt.strip():
+    if not config.recall_enabled or not isinstance(prompt, str) or not prompt.strip():
         return
     conversation = (
         engine.store.conversations.get(outcome.conversation_ids[0])
@@ -35,8 +35,8 @@ def recall_memories(engine: Engine, payload: dict[str, Any], outcome: HookOutcom
         engine.store,
         prompt,
         project,
-        int(config.get("recall.budget_bytes")),
-        limit=int(config.get("recall.limit")),
+        config.recall_budget_bytes,
+        limit=config.recall_limit,
     )
     if not recalled:
         return
@@ -84,12 +84,14 @@ def _unstored_replies(engine: Engine, payload: dict[str, Any]) -> list[str]:
     Ingest holds the last assistant message back until the transcript moves
     on (it may still grow), so it is read here without being stored.
     """
+    from lossless.hooks.confine import confine_transcript
     from lossless.models import NewMessage
     from lossless.sources import detect_kind, parser_for
 
     path = path_field(payload, "transcript_path")
     if path is None or not path.is_file():
         return []
+    path = confine_transcript(path, engine.config, "transcript_path")
     kind = detect_kind(path)
     if kind is None:
         return []

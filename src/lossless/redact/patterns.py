@@ -106,13 +106,13 @@ def compile_pattern(regex: str) -> re.Pattern[str]:
 def validate_pattern(regex: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Raise ``InvalidPattern`` unless ``regex`` is safe to run on every message."""
     compiled = compile_pattern(regex)
-    tree = _parse(regex)
+    tree = parse_regex(regex)
     if (tree is not None and tree.getwidth()[0] == 0) or compiled.search("") is not None:
         raise InvalidPattern(
             f"pattern {regex!r} can match the empty string, so it would match everywhere"
         )
     if tree is not None:
-        reason = _static_redos(tree)
+        reason = static_redos(tree)
         if reason is not None:
             raise InvalidPattern(f"pattern {regex!r} risks catastrophic backtracking: {reason}")
     _run_adversarial(regex, tree, timeout)
@@ -130,7 +130,7 @@ except ImportError:  # pragma: no cover - depends on the Python version
     _c = None
 
 
-def _parse(regex: str) -> Any:
+def parse_regex(regex: str) -> Any:
     if _parser is None:
         return None
     try:
@@ -209,7 +209,7 @@ def _unparse_single(op: Any, av: Any) -> str:
     return "[" + negate + "".join(parts) + "]" if parts else "[^\\s\\S]"
 
 
-def _static_redos(tree: Any) -> str | None:
+def static_redos(tree: Any) -> str | None:
     """Describe the first catastrophic-backtracking shape found, if any."""
     for op, av in tree:
         reason = _check_node(op, av)
@@ -225,18 +225,37 @@ def _check_node(op: Any, av: Any) -> str | None:
             reason = _check_repeat_body(body)
             if reason is not None:
                 return reason
-        return _static_redos(body)
+        elif hi >= _MANY and _has_unbounded_repeat(body):
+            # (.*a){20}: each of the 20 copies may take any share of the
+            # input, so a failing match tries about n**20 splits.
+            return "a group repeated many times around an unbounded quantifier, like (.*a){20}"
+        return static_redos(body)
     if op == _c.SUBPATTERN:
-        return _static_redos(av[-1])
+        return static_redos(av[-1])
     if op == _c.BRANCH:
         for branch in av[1]:
-            reason = _static_redos(branch)
+            reason = static_redos(branch)
             if reason is not None:
                 return reason
     if op in (_c.ASSERT, _c.ASSERT_NOT):
-        return _static_redos(av[1])
+        return static_redos(av[1])
     # Atomic groups and possessive quantifiers never backtrack into their body.
     return None
+
+
+#: Copies of a group with an unbounded quantifier inside that count as many.
+_MANY = 8
+
+
+def _has_unbounded_repeat(tree: Any) -> bool:
+    for op, av in tree:
+        if op in _repeat_ops() and (_is_unbounded(av[1]) or _has_unbounded_repeat(av[2])):
+            return True
+        if op == _c.SUBPATTERN and _has_unbounded_repeat(av[-1]):
+            return True
+        if op == _c.BRANCH and any(_has_unbounded_repeat(b) for b in av[1]):
+            return True
+    return False
 
 
 def _check_repeat_body(body: Any) -> str | None:
@@ -426,3 +445,11 @@ def _next_line(lines: queue.Queue[str], timeout: float) -> str | None:
         return lines.get(timeout=timeout)
     except queue.Empty:
         return None
+
+
+def super_linear_reason(regex: str) -> str | None:
+    """Why ``regex`` may backtrack catastrophically (nested or many-times-repeated
+    quantifiers), or None. The static half of ``validate_pattern``, cheap enough
+    to run on every search pattern."""
+    tree = parse_regex(regex)
+    return static_redos(tree) if tree is not None else None

@@ -140,12 +140,18 @@ def decode_json_line(raw: RawLine) -> dict[str, Any]:
         text = raw.data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LineError(f"line is not valid UTF-8 (byte {exc.start})") from None
+    # A UTF-8 byte order mark (an editor's, at the start of the file) is not content.
+    text = text.removeprefix("\ufeff")
     if not text.strip():
         raise LineError("blank line")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LineError(f"malformed JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise LineError("JSON nested too deeply to decode") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise LineError(f"JSON value cannot be decoded: {str(exc).split(';')[0]}") from None
     if not isinstance(value, dict):
         raise LineError(f"expected a JSON object, got {type(value).__name__}")
     return value

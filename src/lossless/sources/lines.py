@@ -62,7 +62,7 @@ def check_readable(path: Path) -> None:
 def _is_json(data: bytes) -> bool:
     try:
         json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return True
 

@@ -228,6 +228,24 @@ class ConversationRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class HashedRow:
+    """A stored row with the content hash recorded when it was written.
+
+    ``fields`` are what ``lossless.store.hashing`` hashes for its ``kind``
+    (message: role, content; part: kind, text, tool_name, tool_call_id;
+    native_record: raw); ``recorded`` is None only if the hash column was
+    emptied after the fact.
+    """
+
+    kind: Literal["message", "part", "native_record"]
+    message_id: int | None
+    ordinal: int | None
+    record_id: int | None
+    recorded: str | None
+    fields: tuple[str | None, ...]
+
+
 class MessageRepository(Protocol):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
         """Append messages with contiguous ``seq`` values, their parts and native records.
@@ -297,6 +315,11 @@ class MessageRepository(Protocol):
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
+        ...
+
+    def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
+        """Every message, part and native record of the conversation with its
+        recorded content hash (``lcm verify`` recomputes and compares)."""
         ...
 
 

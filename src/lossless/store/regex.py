@@ -24,11 +24,43 @@ LIKE_SPECIAL = "%_\\"
 GLOB_SPECIAL = "*?[]"
 
 
+#: Longer search patterns are refused: compiling and running them costs memory
+#: and time out of proportion (a 2,000,000-character pattern took minutes).
+MAX_PATTERN_CHARS = 2000
+
+
 def compile_user_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a search pattern, or raise ``InputError`` saying why it is refused.
+
+    ``re`` has no timeout, and the scan budget is only checked between rows, so
+    a pattern that backtracks catastrophically on one row would run past any
+    budget: such patterns (nested quantifiers, many copies of a group holding
+    ``.*``) are refused up front, as ``lcm sensitive add`` refuses them.
+    """
+    from lossless.redact.patterns import super_linear_reason
+
+    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise InputError(
+            f"regular expression is {len(pattern):,} characters long; "
+            f"at most {MAX_PATTERN_CHARS:,} are accepted"
+        )
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
-        raise InputError(f"invalid regular expression {pattern!r}: {exc}") from None
+        raise InputError(f"invalid regular expression {shown!r}: {exc}") from None
+    except (OverflowError, RecursionError, ValueError) as exc:
+        raise InputError(
+            f"invalid regular expression {shown!r}: {exc or 'nested too deeply'}"
+        ) from None
+    reason = super_linear_reason(pattern)
+    if reason is not None:
+        raise InputError(
+            f"regular expression {shown!r} is refused: {reason}; it could run for minutes. "
+            "Rewrite it without nested repeats (an atomic group (?>...) or a possessive "
+            "quantifier such as a++ never backtracks), or use --mode full_text"
+        )
+    return compiled
 
 
 def is_case_insensitive(pattern: str) -> bool:

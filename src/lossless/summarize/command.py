@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 
 from lossless.delegation import child_environment
@@ -91,6 +92,8 @@ class CommandSummarizer:
             raise SummarizerUnavailable(
                 f"could not start summarizer command {command!r}: {exc}"
             ) from exc
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
             out, err = proc.communicate(prompt.encode("utf-8"), timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -103,6 +106,9 @@ class CommandSummarizer:
             _kill_tree(proc)
             _reap(proc)
             raise
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
         stderr = err.decode("utf-8", errors="replace").strip()
         if proc.returncode != 0:
             tail = stderr[-_STDERR_TAIL:] if stderr else "(no stderr)"
@@ -119,6 +125,20 @@ class CommandSummarizer:
             output_tokens=estimate_tokens(text),
             model=self.model,
         )
+
+
+# Commands running now, so a process that must end at once (an MCP server
+# whose client left) can take their process groups with it.
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every command still running, with everything it spawned."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_tree(proc)
 
 
 def _kill_tree(proc: subprocess.Popen[bytes]) -> None:

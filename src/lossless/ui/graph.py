@@ -68,6 +68,20 @@ def message_item(message: Message, *, clip: int | None = None) -> dict[str, Any]
 
 def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
     store = engine.store
+    summary_count = len(store.summaries.list(conversation_id))
+    if summary_count == 0:
+        # Never compacted: every context item is a raw message; no need to list
+        # them (a long imported session has 100,000).
+        count = store.messages.count(conversation_id)
+        return {
+            "conversation_id": conversation_id,
+            "roots": [],
+            "context_items": count,
+            "raw_in_context": count,
+            "context_tokens": store.context.token_total(conversation_id),
+            "message_count": count,
+            "summary_count": 0,
+        }
     items = store.context.list(conversation_id)
     roots = []
     for item in items:
@@ -83,7 +97,7 @@ def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
         "raw_in_context": sum(1 for i in items if i.message_id is not None),
         "context_tokens": sum(i.token_count for i in items),
         "message_count": store.messages.count(conversation_id),
-        "summary_count": len(store.summaries.list(conversation_id)),
+        "summary_count": summary_count,
     }
 
 

@@ -13,6 +13,7 @@ import builtins
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -42,6 +43,7 @@ from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
 from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
+from lossless.store.sqlite.repository import register_hash_functions
 from lossless.store.sqlite.search import Search
 from lossless.timeutil import utc_now_iso
 
@@ -67,8 +69,10 @@ class SQLiteStore:
                 # Created 0600 before SQLite touches it; the WAL and SHM files
                 # inherit the database file's permissions.
                 os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            elif self.path.stat().st_mode & 0o077:
-                os.chmod(self.path, 0o600)
+            else:
+                _refuse_empty_file(self.path)
+                if self.path.stat().st_mode & 0o077:
+                    os.chmod(self.path, 0o600)
         try:
             self._db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=30
@@ -81,6 +85,7 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
+            register_hash_functions(self._db)
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -354,3 +359,27 @@ def open_sqlite(path: Path | str) -> SQLiteStore:
         raise
     except sqlite3.Error as exc:  # pragma: no cover - defensive: surfaced with the path
         raise StoreError(f"cannot open SQLite database {path}: {exc}") from exc
+
+
+#: A 0-byte database younger than this may be one another process has just
+#: created and is about to initialise (two hooks starting at once).
+_FRESH_EMPTY_FILE_S = 30.0
+
+
+def _refuse_empty_file(path: Path) -> None:
+    """Refuse a database file that is empty but was not just created.
+
+    SQLite treats a 0-byte file as a new, empty database, so a store truncated
+    by a full disk, a bad copy or a sync tool would silently start over and
+    every later write would go to a store that has lost its history.
+    """
+    info = path.stat()
+    if info.st_size != 0 or time.time() - info.st_mtime < _FRESH_EMPTY_FILE_S:
+        return
+    for suffix in ("-wal", "-journal"):
+        if Path(f"{path}{suffix}").exists():
+            return  # the content may still be in the write-ahead log
+    raise StoreError(
+        f"SQLite database {path} is an empty (0-byte) file, not a store: if its history was "
+        "lost, restore it from a backup; to start a new store, delete the file"
+    )

@@ -1,0 +1,350 @@
+"""``lcm mcp`` on stdio: answer ``initialize`` at once, then hand over to the SDK.
+
+Why a front at all: importing the MCP SDK costs about a second of CPU on
+this project's machine (``mcp_types`` builds hundreds of pydantic models),
+and some clients (Codex) do not wait for a slow server: its tools are then
+missing from the session's first model request. Nothing in the ``initialize``
+answer needs the SDK (it is the server's name, version, instructions,
+capabilities and the negotiated protocol version), so this module, which
+imports only the standard library, answers it from the process's first
+milliseconds while the SDK, the tools and the engine load on the main
+thread. Everything after ``initialize`` is the SDK's: the front relays
+bytes between the client's stdin/stdout and two pipes the SDK server runs
+on, and gives the SDK the client's own ``initialize`` request first (its
+answer, the same as ours, is dropped), so the SDK's session is in the state
+the client believes it is in.
+
+Other designs measured or considered: importing the SDK lazily inside its own
+``initialize`` handler is impossible (the handler is the SDK); a hand-written
+JSON-RPC server would drop the SDK's validation and structured output; a
+cached ``tools/list`` would still leave the first tool call waiting for the
+SDK. What ``initialize`` says is pinned here and checked against the SDK's
+own answer by the tests (``tests/test_mcp_stdio.py``).
+
+The front also ends the process when the client goes away: stdin closed
+(client exit) or the parent process gone, even while a tool call is running
+(the SDK alone would wait for the call to finish first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from lossless.mcp_identity import CAPABILITIES, HANDSHAKE_VERSIONS, INSTRUCTIONS, SERVER_NAME
+
+if TYPE_CHECKING:
+    from lossless.config import Config
+PARENT_POLL_S = 1.0
+FIRST_LINE_WAIT_S = 0.5
+TOOLS_CACHE = "cache/mcp-tools-list.json"
+
+
+def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
+    """The ``initialize`` result for a client's request ``params``."""
+    from lossless import __version__
+
+    requested = params.get("protocolVersion")
+    version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": version,
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def _initialize_request(line: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC ``initialize`` request in ``line``, or None for anything else."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        isinstance(message, dict)
+        and message.get("method") == "initialize"
+        and "id" in message
+        and isinstance(message.get("params", {}), dict)
+    ):
+        return message
+    return None
+
+
+class _Front:
+    """The relays between the client's streams and the SDK's pipes."""
+
+    def __init__(
+        self, client_in: IO[bytes], client_out: IO[bytes], tools_cache: ToolsCache | None
+    ) -> None:
+        self.client_in = client_in
+        self.client_out = client_out
+        self.tools_cache = tools_cache
+        self.write_lock = threading.Lock()
+        self.dropped_id: Any = None
+        self.drop_pending = False
+        self.list_ids: set[Any] = set()  # tools/list requests whose answers fill the cache
+        self.first_line = threading.Event()
+
+    def send(self, data: bytes) -> None:
+        with self.write_lock:
+            self.client_out.write(data)
+            self.client_out.flush()
+
+    def client_to_sdk(self, sdk_in: IO[bytes]) -> None:
+        """Answer a leading ``initialize``, then copy every line to the SDK; exit at EOF."""
+        first = self.client_in.readline()
+        if not first:
+            _client_gone()
+        request = _initialize_request(first)
+        try:
+            if request is not None:
+                self.dropped_id, self.drop_pending = request["id"], True
+                reply = {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": initialize_result(request.get("params") or {}),
+                }
+                self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        finally:
+            self.first_line.set()
+        try:
+            sdk_in.write(first)
+            sdk_in.flush()
+            for line in iter(self.client_in.readline, b""):
+                if self._answered_from_cache(line):
+                    continue
+                sdk_in.write(line)
+                sdk_in.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the SDK side ended: the process is ending anyway
+        _client_gone()
+
+    def _answered_from_cache(self, line: bytes) -> bool:
+        """Answer a first-page ``tools/list`` from the cache; note a miss to fill it."""
+        if self.tools_cache is None or b'"tools/list"' not in line:
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("method") != "tools/list":
+            return False
+        params = message.get("params") or {}
+        if not isinstance(message.get("id"), str | int) or not isinstance(params, dict):
+            return False
+        if params.get("cursor"):
+            return False
+        cached = self.tools_cache.load()
+        if cached is None:
+            self.list_ids.add(message["id"])
+            return False
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": cached}
+        self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        return True
+
+    def sdk_to_client(self, sdk_out: IO[bytes]) -> None:
+        """Copy the SDK's lines to the client, minus its answer to our ``initialize``."""
+        for line in iter(sdk_out.readline, b""):
+            if self.drop_pending and self._answers_dropped(line):
+                self.drop_pending = False
+                continue
+            if self.list_ids and self.tools_cache is not None:
+                self._fill_cache(line)
+            try:
+                self.send(line)
+            except (BrokenPipeError, ValueError):
+                _client_gone()
+
+    def _fill_cache(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("id"), str | int):
+            return
+        if message["id"] not in self.list_ids:
+            return
+        self.list_ids.discard(message["id"])
+        result = message.get("result")
+        if isinstance(result, dict) and not result.get("nextCursor") and self.tools_cache:
+            self.tools_cache.store(result)
+
+    def _answers_dropped(self, line: bytes) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        return (
+            isinstance(message, dict)
+            and message.get("id") == self.dropped_id
+            and ("result" in message or "error" in message)
+        )
+
+
+class ToolsCache:
+    """The SDK's own ``tools/list`` answer, kept for the next start.
+
+    The tool list depends only on the code (lossless's tools, the SDK that
+    renders their schemas), so it is keyed by lossless's version and the size
+    and modification time of the files that define it; any change there is a
+    miss, answered by the SDK and stored again. Written atomically; an
+    unreadable file is a miss.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: str | None = None
+
+    def key(self) -> str:
+        if self._key is None:
+            import importlib.util
+
+            from lossless import __version__
+
+            here = Path(__file__).resolve().parent
+            files = sorted(here.glob("mcp_*.py"))  # every module that defines tools
+            for package in ("mcp", "mcp_types", "pydantic"):
+                spec = importlib.util.find_spec(package)
+                if spec is not None and spec.origin:
+                    files.append(Path(spec.origin))
+            marks = []
+            for file in files:
+                try:
+                    info = file.stat()
+                except OSError:
+                    continue
+                marks.append(f"{file.name}:{info.st_size}:{info.st_mtime_ns}")
+            self._key = "|".join([__version__, sys.version.split()[0], *marks])
+        return self._key
+
+    def load(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != self.key():
+            return None
+        result = data.get("result")
+        return result if isinstance(result, dict) and result.get("tools") else None
+
+    def store(self, result: dict[str, Any]) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"key": self.key(), "result": result}), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only home only costs the next start its speed
+
+
+def _client_gone() -> None:
+    """End now: nobody is left to read an answer, and a running call must not hold us.
+
+    A sub-agent command that a running ``lcm_expand_query`` started is killed
+    with its process group (it runs in a session of its own, so it would not
+    get our hang-up); the store needs nothing: every write is a transaction.
+    """
+    try:
+        command = sys.modules.get("lossless.summarize.command")
+        if command is not None:
+            command.kill_running()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
+
+
+def _watch_parent(parent: int) -> None:
+    # A client killed hard may leave stdin open in a descendant; its pid changes us.
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            _client_gone()
+
+
+def main(
+    load_config: Callable[[], Config],
+    *,
+    home: Path | None,
+    project: str | None,
+    all_projects: bool,
+) -> None:
+    """``lcm mcp``: serve the tools for ``project`` (default: the working directory).
+
+    ``home`` is the lossless home (None: ``$LCM_HOME`` or ``~/.lcm``); the
+    tool-list cache lives in it.
+
+    Raises ``ConfigError`` before anything is served when the SDK is missing.
+    """
+    import importlib.util
+
+    from lossless.errors import ConfigError
+
+    if importlib.util.find_spec("mcp") is None:
+        raise ConfigError(
+            "the MCP server needs the 'mcp' package; "
+            "install it with: pip install 'lossless-context[mcp]'"
+        )
+
+    def run_sdk() -> None:
+        from lossless import mcp_server
+
+        scope = None if all_projects else (project or mcp_server.default_project())
+        mcp_server.serve_stdio(load_config(), project=scope)
+
+    from lossless.config import default_home
+
+    where = home if home is not None else default_home(os.environ)
+    serve(run_sdk, tools_cache=ToolsCache(where / TOOLS_CACHE))
+
+
+def serve(run_sdk: Callable[[], None], *, tools_cache: ToolsCache | None = None) -> None:
+    """Serve the client on this process's stdin/stdout.
+
+    ``run_sdk`` runs the SDK server over stdio until its stdin ends; it is
+    called on the main thread with fd 0 and 1 redirected to the front's
+    pipes, so it may import whatever it needs after ``initialize`` has been
+    answered. The process ends when the client goes away or ``run_sdk``
+    returns or fails.
+    """
+    client_in = os.fdopen(os.dup(0), "rb")
+    client_out = os.fdopen(os.dup(1), "wb")
+    to_sdk_r, to_sdk_w = os.pipe()
+    from_sdk_r, from_sdk_w = os.pipe()
+    os.dup2(to_sdk_r, 0)
+    os.dup2(from_sdk_w, 1)
+    os.close(to_sdk_r)
+    os.close(from_sdk_w)
+    front = _Front(client_in, client_out, tools_cache)
+    parent = os.getppid()
+    threads = (
+        threading.Thread(
+            target=front.client_to_sdk, args=(os.fdopen(to_sdk_w, "wb"),), daemon=True
+        ),
+        threading.Thread(
+            target=front.sdk_to_client, args=(os.fdopen(from_sdk_r, "rb"),), daemon=True
+        ),
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True),
+    )
+    for thread in threads:
+        thread.start()
+    # The SDK's imports would compete with the answer for the GIL and the CPU:
+    # start them once initialize is answered (clients send it at once), or
+    # after a short wait for a client that does not.
+    front.first_line.wait(FIRST_LINE_WAIT_S)
+    code = 0
+    try:
+        run_sdk()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException as exc:  # reported, then the process ends: the client sees it go
+        print(f"lcm mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,108 @@
+"""SIGKILL at seeded random points during import and compaction (SQLite).
+
+Each trial starts a real ``lcm`` process on the real transcripts and kills it
+after a random delay (seeded, so a failure can be replayed). After all trials
+``lcm verify`` must find the store whole, and a final uninterrupted run must
+converge to exactly what a clean run stores.
+
+``LCM_TORTURE_TRIALS`` sets the number of kills per phase (default 3, a few
+seconds of CI); ``LCM_TORTURE_SEED`` the seed. The longer local mode:
+``LCM_TORTURE_TRIALS=60 .venv/bin/pytest tests/torture -q``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TRIALS = int(os.environ.get("LCM_TORTURE_TRIALS", "3"))
+SEED = int(os.environ.get("LCM_TORTURE_SEED", "20261201"))
+
+
+def _lcm(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LCM_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "lossless", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def _killed_run(home: Path, delay: float, *args: str) -> None:
+    env = {**os.environ, "LCM_HOME": str(home)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lossless", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
+def _contents(home: Path) -> list[tuple[str, int, str, str]]:
+    """Every stored message: (session, seq, role, content)."""
+    db = sqlite3.connect(home / "lcm.db")
+    try:
+        rows = db.execute(
+            "SELECT c.session_id, m.seq, m.role, m.content FROM messages m "
+            "JOIN conversations c ON c.id = m.conversation_id ORDER BY c.session_id, m.seq"
+        ).fetchall()
+    finally:
+        db.close()
+    return [(str(a), int(b), str(c), str(d)) for a, b, c, d in rows]
+
+
+@pytest.fixture
+def transcripts(shared_data: Path, tmp_path: Path) -> Path:
+    source = shared_data / "claude-code" / "spotter"
+    if not source.is_dir():
+        pytest.skip(f"real transcripts not found at {source}")
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    for path in sorted(source.glob("*.jsonl"))[:4]:
+        # Links, not copies: the data stays where it is.
+        (folder / path.name).symlink_to(path)
+    return folder
+
+
+def test_kills_during_import_and_compaction_leave_a_whole_store(
+    transcripts: Path, tmp_path: Path
+) -> None:
+    clean = tmp_path / "clean"
+    started = time.monotonic()
+    assert _lcm(clean, "import", str(transcripts), "--complete").returncode == 0
+    import_s = time.monotonic() - started
+    assert _lcm(clean, "compact", "--all").returncode == 0
+    expected = _contents(clean)
+    assert expected
+
+    rng = random.Random(SEED)
+    home = tmp_path / "tortured"
+    for _ in range(TRIALS):
+        _killed_run(home, rng.uniform(0.05, import_s), "import", str(transcripts), "--complete")
+    for _ in range(TRIALS):
+        _killed_run(home, rng.uniform(0.05, import_s), "compact", "--all", "--wait", "0")
+    verify = _lcm(home, "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+    # An uninterrupted run converges to the clean store's messages.
+    assert _lcm(home, "import", str(transcripts), "--complete").returncode == 0
+    compact = _lcm(home, "compact", "--all", "--wait", "60")
+    assert compact.returncode == 0, compact.stdout + compact.stderr
+    assert _contents(home) == expected
+    verify = _lcm(home, "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
