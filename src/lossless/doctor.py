@@ -103,9 +103,9 @@ def _lcm_prefix(command: str) -> list[str]:
 
 
 def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | None:
-    """Start an MCP server command and do the initialize handshake over stdio.
+    """Start an MCP server command, do the initialize handshake and one lcm_status call.
 
-    None when it answers with its server info; otherwise what went wrong. Raw
+    None when both answer; otherwise what went wrong. Raw
     JSON-RPC on purpose: it checks the installed command, whatever SDK (or
     none) this process has.
     """
@@ -122,6 +122,12 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
             "capabilities": {},
             "clientInfo": {"name": "lcm-doctor", "version": "1"},
         },
+    }
+    status_call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "lcm_status", "arguments": {}},
     }
     try:
         proc = subprocess.Popen(
@@ -160,9 +166,22 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
                 continue
             if isinstance(reply, dict) and reply.get("id") == 1:
                 result = reply.get("result")
-                if isinstance(result, dict) and "serverInfo" in result:
+                if not (isinstance(result, dict) and "serverInfo" in result):
+                    return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+                # The server answers initialize before it opens the store (so a
+                # client sees its tools at once): one real tool call proves the
+                # store behind it opens too.
+                proc.stdin.write(
+                    json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                )
+                proc.stdin.write(json.dumps(status_call) + "\n")
+                proc.stdin.flush()
+            elif isinstance(reply, dict) and reply.get("id") == 2:
+                result = reply.get("result")
+                if isinstance(result, dict) and not result.get("isError"):
                     return None
-                return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+                detail = reply.get("error") or (result or {}).get("content")
+                return f"the MCP server starts but its lcm_status call fails: {str(detail)[:300]}"
     except OSError:
         pass
     finally:
