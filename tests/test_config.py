@@ -94,3 +94,34 @@ def test_postgres_connect_timeout_setting(tmp_path: Path) -> None:
     assert shown == {"value": "12", "origin": "env LCM_POSTGRES_CONNECT_TIMEOUT_S"}
     with pytest.raises(ConfigError, match="LCM_POSTGRES_CONNECT_TIMEOUT_S"):
         load_config(tmp_path, env={"LCM_POSTGRES_CONNECT_TIMEOUT_S": "2.5"})
+
+
+def test_every_setting_is_a_typed_attribute(tmp_path: Path) -> None:
+    import inspect
+    import typing
+
+    from lossless.config import SETTINGS, Config
+
+    # A class-level __getattr__ would make mypy accept any name, unchecked.
+    assert "__getattr__" not in vars(Config)
+    config = load_config(tmp_path, env={})
+    for setting in SETTINGS:
+        prop = inspect.getattr_static(Config, setting.attr)
+        assert isinstance(prop, property), setting.name
+        declared = typing.get_type_hints(prop.fget)["return"]
+        assert declared is setting.type, (setting.name, declared)
+        value = getattr(config, setting.attr)
+        assert type(value) is setting.type and value == setting.default, setting.name
+    with pytest.raises(AttributeError):
+        _ = config.summarizer_providr  # type: ignore[attr-defined]
+
+
+def test_summarizer_settings_come_together(tmp_path: Path) -> None:
+    config = load_config(
+        tmp_path,
+        env={"LCM_SUMMARIZER_PROVIDER": "openai", "LCM_SUMMARIZER_TIMEOUT_S": "7"},
+        overrides={"summarizer_command": "claude -p"},
+    )
+    settings = config.summarizer
+    assert (settings.provider, settings.timeout_s, settings.command) == ("openai", 7.0, "claude -p")
+    assert settings.retries == 2 and settings.model == "" and settings.api_key == ""

@@ -259,6 +259,43 @@ def test_search_ranks_and_points_at_summaries(history: dict[str, Any]) -> None:
     anyio.run(main)
 
 
+def test_expand_pages_with_a_cursor_and_opens_around_a_grep_hit(history: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with memory_client(tools_for(history)) as client:
+            hits = structured(
+                await client.call_tool("lcm_grep", {"pattern": "defmodule", "limit": 50})
+            )["hits"]
+            hit = next(h for h in hits if h["kind"] == "message" and h["covering_summary_id"])
+            args = {"summary_id": hit["covering_summary_id"], "max_tokens": 400}
+            page = structured(
+                await client.call_tool("lcm_expand", {**args, "around_message_id": hit["id"]})
+            )
+            assert page["nodes"][0]["id"] == hit["id"] and page["around"] == int(hit["id"])
+            # Every covered message, in order, once, by following cursors.
+            seen = [n["id"] for n in page["nodes"] if n["kind"] == "message" and not n["offset"]]
+            cursor = page["cursor"]
+            while cursor:
+                more = structured(await client.call_tool("lcm_expand", {**args, "cursor": cursor}))
+                assert more["token_count"] <= 400
+                seen += [
+                    n["id"] for n in more["nodes"] if n["kind"] == "message" and not n["offset"]
+                ]
+                cursor = more["cursor"]
+            first = structured(await client.call_tool("lcm_expand", {**args, "depth": 0}))
+            assert first["depth"] is None and first["messages_total"] >= len(seen)
+            before = (
+                structured(
+                    await client.call_tool("lcm_expand", {**args, "cursor": page["before_cursor"]})
+                )
+                if page["before_cursor"]
+                else {"nodes": []}
+            )
+            ahead = [n["id"] for n in before["nodes"] if n["kind"] == "message"]
+            assert hit["id"] not in ahead and len(set(seen)) == len(seen)
+
+    anyio.run(main)
+
+
 def test_describe_pages_content_and_expand_caps_tokens(history: dict[str, Any]) -> None:
     async def main() -> None:
         async with memory_client(tools_for(history)) as client:

@@ -16,11 +16,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lossless.errors import ConfigError
 
 CONFIG_FILE = "config.toml"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,19 @@ def default_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("LCM_HOME") or "~/.lcm").expanduser()
 
 
+@dataclass(frozen=True, slots=True)
+class SummarizerSettings:
+    """``summarizer.*``: who writes summaries and answers ``expand_query``."""
+
+    provider: str
+    model: str
+    base_url: str
+    api_key: str
+    command: str
+    timeout_s: float
+    retries: int
+
+
 @dataclass(frozen=True)
 class Config:
     """The effective configuration; ``origins`` says where each value came from."""
@@ -171,14 +185,159 @@ class Config:
     values: dict[str, Any]
     origins: dict[str, str] = field(default_factory=dict)
 
-    def __getattr__(self, attr: str) -> Any:
-        setting = _BY_ATTR.get(attr)
-        if setting is None:
-            raise AttributeError(attr)
-        return self.values[setting.name]
-
     def get(self, name: str) -> Any:
+        """A setting by its dotted name, untyped: prefer the typed attribute below."""
         return self.values[name]
+
+    def _typed(self, name: str, kind: type[_T]) -> _T:
+        value = self.values[name]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind):
+            # Only a Config built by hand (not by load_config) can get here.
+            raise ConfigError(f"{name}: expected {kind.__name__}, got {value!r}")
+        return value
+
+    # One typed attribute per setting (the dotted name with dots as
+    # underscores), so mypy checks every use; tests/test_config.py keeps this
+    # list and SETTINGS in step.
+
+    @property
+    def storage_backend(self) -> str:
+        return self._typed("storage.backend", str)
+
+    @property
+    def postgres_url(self) -> str:
+        return self._typed("postgres.url", str)
+
+    @property
+    def postgres_ca_file(self) -> str:
+        return self._typed("postgres.ca_file", str)
+
+    @property
+    def postgres_connect_timeout_s(self) -> int:
+        return self._typed("postgres.connect_timeout_s", int)
+
+    @property
+    def claude_home(self) -> str:
+        return self._typed("claude_home", str)
+
+    @property
+    def codex_home(self) -> str:
+        return self._typed("codex_home", str)
+
+    @property
+    def fresh_tail_count(self) -> int:
+        return self._typed("fresh_tail_count", int)
+
+    @property
+    def leaf_chunk_tokens(self) -> int:
+        return self._typed("leaf_chunk_tokens", int)
+
+    @property
+    def leaf_target_tokens(self) -> int:
+        return self._typed("leaf_target_tokens", int)
+
+    @property
+    def condensed_target_tokens(self) -> int:
+        return self._typed("condensed_target_tokens", int)
+
+    @property
+    def leaf_min_fanout(self) -> int:
+        return self._typed("leaf_min_fanout", int)
+
+    @property
+    def condensed_min_fanout(self) -> int:
+        return self._typed("condensed_min_fanout", int)
+
+    @property
+    def context_threshold(self) -> float:
+        return self._typed("context_threshold", float)
+
+    @property
+    def context_budget_tokens(self) -> int:
+        return self._typed("context_budget_tokens", int)
+
+    @property
+    def incremental_max_depth(self) -> int:
+        return self._typed("incremental_max_depth", int)
+
+    @property
+    def compact_max_rounds(self) -> int:
+        return self._typed("compact_max_rounds", int)
+
+    @property
+    def large_file_threshold(self) -> int:
+        return self._typed("large_file_threshold", int)
+
+    @property
+    def max_expand_tokens(self) -> int:
+        return self._typed("max_expand_tokens", int)
+
+    @property
+    def grep_time_budget_s(self) -> float:
+        return self._typed("grep.time_budget_s", float)
+
+    @property
+    def summarizer_provider(self) -> str:
+        return self._typed("summarizer.provider", str)
+
+    @property
+    def summarizer_model(self) -> str:
+        return self._typed("summarizer.model", str)
+
+    @property
+    def summarizer_base_url(self) -> str:
+        return self._typed("summarizer.base_url", str)
+
+    @property
+    def summarizer_api_key(self) -> str:
+        return self._typed("summarizer.api_key", str)
+
+    @property
+    def summarizer_command(self) -> str:
+        return self._typed("summarizer.command", str)
+
+    @property
+    def summarizer_timeout_s(self) -> float:
+        return self._typed("summarizer.timeout_s", float)
+
+    @property
+    def summarizer_retries(self) -> int:
+        return self._typed("summarizer.retries", int)
+
+    @property
+    def redaction_enabled(self) -> bool:
+        return self._typed("redaction.enabled", bool)
+
+    @property
+    def recall_enabled(self) -> bool:
+        return self._typed("recall.enabled", bool)
+
+    @property
+    def recall_budget_bytes(self) -> int:
+        return self._typed("recall.budget_bytes", int)
+
+    @property
+    def recall_limit(self) -> int:
+        return self._typed("recall.limit", int)
+
+    @property
+    def transcript_dirs(self) -> str:
+        return self._typed("transcript_dirs", str)
+
+    @property
+    def summarizer(self) -> SummarizerSettings:
+        """The ``summarizer.*`` settings together (read by the provider factory)."""
+        return SummarizerSettings(
+            provider=self.summarizer_provider,
+            model=self.summarizer_model,
+            base_url=self.summarizer_base_url,
+            api_key=self.summarizer_api_key,
+            command=self.summarizer_command,
+            timeout_s=self.summarizer_timeout_s,
+            retries=self.summarizer_retries,
+        )
 
     @property
     def db_path(self) -> Path:

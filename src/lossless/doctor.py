@@ -461,7 +461,7 @@ def check_store_and_worker(config: Config) -> list[Check]:
     from lossless.worker import DONE_AT, LAST_ERROR, REQUESTED_AT, is_pending, running_worker_pid
 
     checks: list[Check] = []
-    if config.get("storage.backend") == "sqlite" and not config.db_path.exists():
+    if config.storage_backend == "sqlite" and not config.db_path.exists():
         return [
             Check(
                 "store",
@@ -603,10 +603,10 @@ def check_summarizer(config: Config) -> list[Check]:
 
     from lossless.summarize.configured import summarizer_from_config
 
-    provider = str(config.get("summarizer.provider"))
+    provider = config.summarizer_provider
     origin = config.origins.get("summarizer.provider", "default")
     if provider == "command":
-        argv = shlex.split(str(config.get("summarizer.command") or ""))
+        argv = shlex.split(config.summarizer_command)
         if argv and shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
             return [
                 Check(

@@ -219,7 +219,7 @@ def page(engine: Engine, job_id: str, *, after: int, limit: int) -> JobPage:
 
 def add_map_tools(server: Any, tools: Any, tool_error: type[Exception]) -> None:
     """Register the three map tools on the SDK ``server`` (``tools``: the server's LcmTools)."""
-    from lossless.mcp_server import ToolHints, tool_annotations
+    from lossless.mcp_identity import ToolHints, tool_annotations
 
     engine: Engine = tools.engine
     project = tools.project or "mcp"

@@ -128,6 +128,7 @@ class ExpandedNode(TypedDict):
     created_at: str | None
     token_count: int
     clipped: bool
+    offset: int
     content: str
 
 
@@ -141,6 +142,14 @@ class RootSummary(TypedDict):
 class ExpandResult(TypedDict):
     root: str
     truncated: bool
+    cursor: str | None
+    before_cursor: str | None
+    position: int
+    total_nodes: int
+    messages_total: int
+    levels: int
+    depth: int | None
+    around: int | None
     token_count: int
     cited_ids: list[str]
     nodes: list[ExpandedNode]

@@ -39,7 +39,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -51,6 +50,15 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,
 )
+from lossless.mcp_identity import (
+    HANDSHAKE_VERSIONS,
+    INSTRUCTIONS,
+    READ_ONLY,
+    READ_ONLY_DELEGATING,
+    SERVER_NAME,
+    STORE_HINTS,
+    tool_annotations,
+)
 from lossless.mcp_map_tools import DelegatedScope, KeptWork
 from lossless.mcp_results import (
     DescribeResult,
@@ -61,7 +69,6 @@ from lossless.mcp_results import (
     StatusResult,
     StoreResult,
 )
-from lossless.mcp_stdio import HANDSHAKE_VERSIONS, INSTRUCTIONS, SERVER_NAME
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -194,7 +201,8 @@ class LcmTools:
             "hits": [_hit(h) for h in page],
             "next_offset": offset + limit if len(hits) > offset + limit else None,
             "hint": "lcm_describe an id for the full text; lcm_expand a covering_summary_id "
-            "or a sum_ id for what it summarizes",
+            "with around_message_id=<the hit's id> to read the hit in its context, or a "
+            "sum_ id for what it summarizes",
         }
         note = None if page else self._empty_note(project)
         if not hits.complete:
@@ -387,15 +395,22 @@ class LcmTools:
         self,
         summary_id: str,
         *,
-        depth: int = 1,
+        depth: int | None = 1,
         max_tokens: int = 4_000,
         include_messages: bool = True,
+        cursor: str | None = None,
+        around_message_id: str | None = None,
     ) -> dict[str, Any]:
         from lossless.errors import LosslessError
 
         try:
             expansion = self.engine.expand(
-                summary_id, depth=depth, token_cap=max_tokens, include_messages=include_messages
+                summary_id,
+                depth=depth,
+                token_cap=max_tokens,
+                include_messages=include_messages,
+                cursor=cursor or None,
+                around=around_message_id or None,
             )
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
@@ -409,8 +424,8 @@ class LcmTools:
         }
         if expansion.truncated:
             data["hint"] = (
-                "output stopped at the token cap: expand one of the child sum_ ids, "
-                "or lcm_describe a message id, or raise max_tokens"
+                "output stopped at the token cap: call lcm_expand again with the same "
+                "summary_id and cursor to continue exactly where it stopped"
             )
         return data
 
@@ -595,49 +610,6 @@ TokenCap = Annotated[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolHints:
-    """MCP tool annotations (hints to the client, e.g. what it may run unasked).
-
-    Every hint is stated, none left to a default: clients differ in which
-    defaults they assume (the spec's ``destructiveHint`` defaults to true, and
-    some clients read it even when ``readOnlyHint`` is true).
-    """
-
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
-
-
-# The retrieval tools only read the local store. Codex runs a tool under its
-# default "never ask" policy only when it says readOnlyHint: true.
-READ_ONLY = ToolHints(read_only=True, destructive=False, idempotent=True, open_world=False)
-# lcm_expand_query reads too, but may send evidence to the configured model
-# provider (an outside service): open world.
-READ_ONLY_DELEGATING = ToolHints(
-    read_only=True, destructive=False, idempotent=False, open_world=True
-)
-# lcm_store adds a memory and never deletes or overwrites one; storing the
-# same fact again merges into the existing memory, so a retry is harmless.
-STORE_HINTS = ToolHints(read_only=False, destructive=False, idempotent=True, open_world=False)
-
-
-def tool_annotations(hints: ToolHints) -> Any:
-    """``hints`` as the SDK's ``ToolAnnotations``."""
-    from mcp.types import ToolAnnotations
-
-    # By the wire names: mcp 2 names its fields in snake_case, mcp 1 in camelCase.
-    return ToolAnnotations.model_validate(
-        {
-            "readOnlyHint": hints.read_only,
-            "destructiveHint": hints.destructive,
-            "idempotentHint": hints.idempotent,
-            "openWorldHint": hints.open_world,
-        }
-    )
-
-
 def new_server(server_class: Any) -> Any:
     """The SDK server, reporting this package's name and version in ``initialize``."""
     from lossless import __version__
@@ -771,26 +743,46 @@ def build_server(tools: LcmTools) -> Any:
 
     def lcm_expand(
         summary_id: Annotated[str, Field(description="The summary to open (sum_...).")],
-        depth: Annotated[int, Field(ge=1, le=5, description="Levels to descend.")] = 1,
+        depth: Annotated[
+            int,
+            Field(
+                ge=0,
+                description="Levels below the summary to show (1: what it was built from); "
+                "0: all levels, down to every message.",
+            ),
+        ] = 1,
         max_tokens: TokenCap = 4_000,
         include_messages: Annotated[
             bool, Field(description="Include the verbatim source messages of leaf summaries.")
         ] = True,
+        cursor: Annotated[
+            str, Field(description="The cursor a truncated lcm_expand returned: the next page.")
+        ] = "",
+        around_message_id: Annotated[
+            str,
+            Field(
+                description="Open the page at this covered message (a grep hit's id; "
+                "summary_id is its covering_summary_id)."
+            ),
+        ] = "",
     ) -> ExpandResult:
         """Open a summary into what it was built from: child summaries, or for a
         leaf summary the original messages verbatim.
 
-        Stops at max_tokens (truncated=true): then expand one of the returned
-        child ids instead of the whole summary.
+        One page at most max_tokens; when truncated=true, pass the returned
+        cursor back to continue exactly where it stopped. around_message_id
+        opens the page at that message (before_cursor reads what led to it).
         """
         return cast(
             "ExpandResult",
             call(
                 lambda: tools.expand(
                     summary_id,
-                    depth=depth,
+                    depth=depth or None,
                     max_tokens=max_tokens,
                     include_messages=include_messages,
+                    cursor=cursor,
+                    around_message_id=around_message_id,
                 )
             ),
         )

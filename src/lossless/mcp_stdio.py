@@ -37,30 +37,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from lossless.mcp_identity import CAPABILITIES, HANDSHAKE_VERSIONS, INSTRUCTIONS, SERVER_NAME
+
 if TYPE_CHECKING:
     from lossless.config import Config
-
-SERVER_NAME = "lossless"
-# Protocol revisions negotiated through ``initialize`` (the SDK's
-# HANDSHAKE_PROTOCOL_VERSIONS, oldest first); a client asking for another one
-# is offered the newest, as the SDK does.
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-# What the SDK's MCPServer announces for a server with tools only.
-CAPABILITIES: dict[str, Any] = {
-    "prompts": {"listChanged": False},
-    "resources": {"listChanged": False, "subscribe": False},
-    "tools": {"listChanged": False},
-}
-INSTRUCTIONS = """\
-lossless keeps every message of your past sessions in this project verbatim, and \
-compacts older context into summaries (ids sum_...) that point back to their \
-sources. When you need something no longer in your context: lcm_search (ranked \
-words) or lcm_grep (regex) to find it, lcm_describe for one id in full, lcm_expand \
-to open a summary into what it was built from, lcm_expand_query to answer a \
-question from the history. lcm_store keeps a durable memory (a decision, a \
-convention, a fix) that future sessions will see; if a memory shown to you \
-(mem_...) helps, mention its id. Tools see only the current project unless you \
-pass all_projects=true."""
 PARENT_POLL_S = 1.0
 FIRST_LINE_WAIT_S = 0.5
 TOOLS_CACHE = "cache/mcp-tools-list.json"

@@ -180,3 +180,57 @@ def test_errors_go_to_stderr_with_nonzero_exit(home: Path) -> None:
     assert code == 2 and "CONV" in err
     code, out, err = run("compact", "sess-alpha", "--all")
     assert code == 2 and "not both" in err
+
+
+def test_compact_of_a_leased_conversation_is_not_a_success(home: Path) -> None:
+    store = stored(home)
+    alpha = store.conversations.find_by_session("sess-alpha")
+    assert alpha is not None
+    held = store.leases.acquire(alpha.id, "another-host:4242:abcd", 60)
+    assert held is not None
+    try:
+        code, out, err = run("compact", "sess-alpha", "--wait", "0", "--json")
+        assert code == 3, (code, err)
+        assert json.loads(out)["conversations"][0]["noop"].startswith("busy")
+        assert "another process holds the compaction lease" in err
+        assert store.summaries.list(alpha.id) == []
+    finally:
+        store.leases.release(held)
+    code, _, err = run("compact", "sess-alpha", "--wait", "0")
+    assert code == 0, err
+    store.close()
+
+
+def test_expand_pages_with_cursors_and_opens_around_a_message(home: Path) -> None:
+    run("compact", "sess-alpha", "-q")
+    store = stored(home)
+    conv = store.conversations.find_by_session("sess-alpha")
+    assert conv is not None
+    top = next(i.summary_id for i in store.context.list(conv.id) if i.summary_id)
+    covered = expand_summary_ids(store, top)
+    store.close()
+    target = covered[len(covered) * 2 // 3]
+    code, out, err = run("expand", top, "--around", str(target), "--tokens", "120", "--json")
+    assert code == 0
+    page = json.loads(out)
+    assert page["nodes"][0]["id"] == str(target) and page["before_cursor"]
+    ids = [n["id"] for n in page["nodes"] if n["kind"] == "message" and not n["offset"]]
+    cursor = page["cursor"]
+    while cursor:
+        code, out, _ = run("expand", top, "--cursor", cursor, "--tokens", "120", "--json")
+        more = json.loads(out)
+        ids += [n["id"] for n in more["nodes"] if n["kind"] == "message" and not n["offset"]]
+        cursor = more["cursor"]
+    assert ids == [str(m) for m in covered[covered.index(target) :]]
+    # Readable output says how to continue.
+    code, out, err = run("expand", top, "--depth", "all", "--tokens", "100")
+    assert code == 0 and "--cursor" in err and "showing all" in out
+    code, _, err = run("expand", top, "--depth", "zero")
+    assert code != 0 and "not a number of levels" in err
+
+
+def expand_summary_ids(store: SQLiteStore, summary_id: str) -> list[int]:
+    children = store.summaries.source_summary_ids(summary_id)
+    if children:
+        return [m for c in children for m in expand_summary_ids(store, c)]
+    return store.summaries.source_message_ids(summary_id)

@@ -273,3 +273,60 @@ def test_lone_surrogate_is_quarantined_not_crashing(engine: Engine, tmp_path: Pa
     assert len(result.problems) == 1 and "surrogate" in result.problems[0]
     assert f"{path}:2" in result.problems[0]
     assert engine.store.quarantine.count() == 1
+
+
+def test_generic_files_are_keyed_by_more_than_their_name(engine: Engine, tmp_path: Path) -> None:
+    """a/talk.json and b/talk.json are two conversations; the same file again is the same one."""
+    paths = []
+    for folder, words in (("a", ["alpha one", "alpha two"]), ("b", ["beta one", "beta two"])):
+        path = tmp_path / folder / "talk.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps([{"role": "user", "content": w} for w in words]))
+        paths.append(path)
+    first = [engine.import_file(p, "generic", final=True) for p in paths]
+    assert first[0].conversation_id != first[1].conversation_id
+    for result, prefix in zip(first, ("alpha", "beta"), strict=True):
+        assert result.conversation_id is not None
+        stored = engine.store.messages.list(result.conversation_id)
+        assert [m.content.split()[0] for m in stored] == [prefix, prefix]
+    # The same file again (also as JSONL, read afresh) lands in the same conversation.
+    again = engine.import_file(paths[0], "generic", final=True)
+    assert again.conversation_id == first[0].conversation_id and again.messages_added == 0
+    lines = tmp_path / "a" / "chat.jsonl"
+    lines.write_text('{"role": "user", "content": "x"}\n')
+    one = engine.import_file(lines, "generic", final=True)
+    # The cursor is not what keys it: a fresh store derives the same session.
+    with Engine.open(tmp_path / "other-home") as other:
+        assert other.import_file(lines, "generic", final=True).session_id == one.session_id
+
+
+def test_a_line_edited_after_import_is_a_problem_line_with_its_number(
+    engine: Engine, tmp_path: Path
+) -> None:
+    source = Path(__file__).resolve().parents[2] / "examples" / "sample-session.jsonl"
+    path = tmp_path / "session.jsonl"
+    shutil.copy(source, path)
+    first = engine.import_file(path, final=True)
+    assert first.messages_added > 0 and not first.problems
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    target = next(
+        i
+        for i, line in enumerate(lines)
+        if i > len(lines) // 2 and json.loads(line).get("type") == "user" and '"content": "' in line
+    )
+    edited = lines[target].replace('"content": "', '"content": "EDITED ', 1)
+    assert edited != lines[target]
+    lines[target] = edited
+    path.write_text("".join(lines), "utf-8")
+    again = engine.import_file(path, final=True)
+    assert again.messages_added == 0
+    assert any(f"session.jsonl:{target + 1}: this line changed" in p for p in again.problems), (
+        again.problems
+    )
+    # The stored history is untouched.
+    assert first.conversation_id is not None
+    stored = engine.store.messages.list(first.conversation_id)
+    assert not any("EDITED" in m.content for m in stored)
+    # An unchanged re-read reports nothing.
+    shutil.copy(source, path)
+    assert not engine.import_file(path, final=True).problems

@@ -90,3 +90,67 @@ def test_sequence_gap_and_broken_link_are_reported(compacted: Path, lcm_home: Pa
     assert any("expected 119 (gap)" in p for p in found), found
     assert any("is built from" in p and "depth" in p for p in found), found
     assert any("reached twice" in p for p in found), found
+
+
+def test_tampered_content_is_named_by_id_and_fails(compacted: Path, lcm_home: Path) -> None:
+    with Engine.open(lcm_home) as engine:
+        message = engine.store.messages.list(1)[5]
+        parts = engine.store.messages.parts([message.id])[message.id]
+        record = next(r for r in engine.store.messages.native_records(1) if r.message_id)
+    _sql(compacted, f"UPDATE messages SET content = 'TAMPERED' WHERE id = {message.id}")
+    _sql(
+        compacted,
+        f"UPDATE message_parts SET text = 'x' WHERE message_id = {message.id} "
+        f"AND ordinal = {parts[-1].ordinal}",
+    )
+    _sql(compacted, f"UPDATE native_records SET raw = '{{}}' WHERE id = {record.id}")
+    _sql(compacted, "UPDATE messages SET content_hash = NULL WHERE seq = 0")
+    found = problems(lcm_home)
+    assert any(
+        p.endswith(
+            f"message {message.id}: content does not match the hash recorded "
+            "when it was stored (changed outside lossless)"
+        )
+        for p in found
+    ), found
+    assert any(
+        f"part {parts[-1].ordinal} of message {message.id}: content does not" in p for p in found
+    ), found
+    assert any(f"native record {record.id} (of message {record.message_id})" in p for p in found), (
+        found
+    )
+    assert any("has no content hash" in p for p in found), found
+    result = CliRunner().invoke(cli, ["verify"])
+    assert (
+        result.exit_code == 1 and f"message {message.id}: content does not match" in result.stderr
+    )
+
+
+def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: Path) -> None:
+    with Engine.open(lcm_home) as engine:
+        message = engine.store.messages.list(1)[3]
+        record = next(r for r in engine.store.messages.native_records(1) if r.message_id)
+        engine.store.messages.rewrite(message.id, "[redacted]", message.metadata)
+        engine.store.messages.rewrite_native_record(record.id, '{"redacted": true}')
+    assert problems(lcm_home) == []
+
+
+def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
+    """Migration 0007 records the hashes of rows stored before it."""
+    with Engine.open(lcm_home, **SMALL) as engine:
+        engine.import_file(SAMPLE, final=True)
+    db = lcm_home / "lcm.db"
+    for table, column in (
+        ("messages", "content_hash"),
+        ("message_parts", "content_hash"),
+        ("native_records", "raw_hash"),
+    ):
+        _sql(db, f"UPDATE {table} SET {column} = NULL")
+    _sql(db, "DELETE FROM schema_migrations WHERE version = 7")
+    for table, column in (
+        ("messages", "content_hash"),
+        ("message_parts", "content_hash"),
+        ("native_records", "raw_hash"),
+    ):
+        _sql(db, f"ALTER TABLE {table} DROP COLUMN {column}")
+    assert problems(lcm_home) == []

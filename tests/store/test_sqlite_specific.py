@@ -252,10 +252,14 @@ def test_a_store_from_before_the_deferred_index_upgrades_in_place(
     monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
     old = SQLiteStore(tmp_path / "lcm.db")
     conv = old.conversations.get_or_create(project="p", session_id="s", client="generic")
-    (kept,) = old.messages.append(
-        conv.id, [NewMessage("user", "token ACME-1 here", ingest_key="a")]
-    ).inserted
-    # What the code of that time did on append: both indexes, inline.
+    # What the code of that time did on append (its schema has no content
+    # hashes, so today's append cannot write it): the row, both indexes inline.
+    kept_id = old._db.execute(
+        "INSERT INTO messages(conversation_id, seq, role, content, token_count, created_at, "
+        "ingest_key) VALUES (?, 0, 'user', 'token ACME-1 here', 5, '2026-01-01T00:00:00Z', 'a')",
+        (conv.id,),
+    ).lastrowid
+    old._db.execute("INSERT INTO messages_fts(rowid, content) SELECT id, content FROM messages")
     old._db.execute("INSERT INTO messages_trigram(rowid, content) SELECT id, content FROM messages")
     old.close()
     monkeypatch.undo()
@@ -266,7 +270,7 @@ def test_a_store_from_before_the_deferred_index_upgrades_in_place(
         assert store.search.index_backlog() == 0  # everything old was indexed
         store.messages.append(conv.id, [NewMessage("user", "token ACME-2 here", ingest_key="b")])
         assert store.search.index_backlog() == 1
-        store.messages.rewrite(kept.id, "token [X] here", None)
+        store.messages.rewrite(int(kept_id or 0), "token [X] here", None)
         assert [h.snippet for h in store.search.grep(GrepQuery(r"ACME-\d", mode="regex"))] == [
             "token [ACME-2] here"
         ]

@@ -273,8 +273,13 @@ def _by_client(by_client: dict[str, int]) -> str:
 
 @cli.command()
 @click.option("--project", default=None, help="Only this project.")
-@click.option("--client", default=None, help="Only this client (claude-code, codex, generic, api).")
-@click.option("--limit", type=int, default=None, help="At most this many.")
+@click.option(
+    "--client",
+    type=click.Choice(["claude-code", "codex", "generic", "api", "map"]),
+    default=None,
+    help="Only this client.",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @json_option
 @click.pass_context
 def conversations(
@@ -297,7 +302,7 @@ def conversations(
 @cli.command()
 @click.argument("conversation")
 @click.option("--after", "after_seq", type=int, default=None, help="Only messages after this seq.")
-@click.option("--limit", type=int, default=None, help="At most this many.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @click.option("--full", is_flag=True, help="Print whole contents instead of one line each.")
 @json_option
 @click.pass_context
@@ -346,7 +351,7 @@ def messages(
 @click.option("--session", default=None, help="Only this exact session id.")
 @click.option("--project", default=None, help="Only this project.")
 @click.option("--since", default=None, help="Only newer than this: 2026-02-12, 12h, 7d ...")
-@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option(
     "--time-budget",
     type=click.FloatRange(min=0),
@@ -496,32 +501,87 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
         click.echo(found.content or "")
 
 
+def _depth(ctx: click.Context, param: click.Parameter, value: str) -> int | None:
+    """``--depth``: a positive number of levels, or ``all``."""
+    if value.strip().lower() == "all":
+        return None
+    try:
+        levels = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a number of levels or 'all'") from None
+    if levels < 1:
+        raise click.BadParameter("depth must be 1 or more (or 'all')")
+    return levels
+
+
 @cli.command()
 @click.argument("summary_id")
-@click.option("--depth", type=int, default=1, show_default=True, help="Levels to descend.")
-@click.option("--tokens", "token_cap", type=int, default=None, help="Token cap of the output.")
+@click.option(
+    "--depth",
+    metavar="N|all",
+    callback=_depth,
+    default="1",
+    show_default=True,
+    help="Levels below the summary to show: 1 is what it was built from; 'all' goes "
+    "down to every message.",
+)
+@click.option("--tokens", "token_cap", type=int, default=None, help="Token cap of one page.")
+@click.option("--cursor", default=None, help="Continue from the cursor a previous page printed.")
+@click.option(
+    "--around",
+    "around",
+    default=None,
+    metavar="MESSAGE_ID",
+    help="Open the page at this covered message (a grep hit), all levels deep.",
+)
 @click.option("--no-messages", is_flag=True, help="Stop at summaries; omit source messages.")
 @json_option
 @click.pass_context
 def expand(
     ctx: click.Context,
     summary_id: str,
-    depth: int,
+    depth: int | None,
     token_cap: int | None,
+    cursor: str | None,
+    around: str | None,
     no_messages: bool,
     as_json: bool,
 ) -> None:
-    """Expand SUMMARY_ID into the summaries or messages it was built from."""
+    """Expand SUMMARY_ID into the summaries and messages it was built from, a page at a time.
+
+    The expansion reads the DAG below the summary in order, each summary
+    followed by its sources, down to --depth levels. A page stops at --tokens
+    (default max_expand_tokens) and prints a cursor: pass it back with
+    --cursor to continue exactly where it stopped, until every node was shown.
+    From a grep hit, expand its covering summary --around the hit's message
+    id: the page opens with that message, and a before-cursor reads what led
+    up to it.
+
+    \b
+    Examples:
+      lcm expand sum_3f2a91c0d4e5b6a7                  # what it was built from
+      lcm expand sum_3f2a91c0d4e5b6a7 --depth all      # down to the messages
+      lcm expand sum_3f2a91c0d4e5b6a7 --cursor 'sum_3f2a91c0d4e5b6a7:all:m:12:0:'
+      lcm expand sum_3f2a91c0d4e5b6a7 --around 1042    # a grep hit first
+    """
     engine = state_of(ctx).engine()
     result = engine.expand(
-        summary_id, depth=depth, token_cap=token_cap, include_messages=not no_messages
+        summary_id,
+        depth=depth,
+        token_cap=token_cap,
+        include_messages=not no_messages,
+        cursor=cursor,
+        around=around,
     )
     if as_json:
         emit_json(result.as_dict())
         return
     root = result.root
+    shown = "all" if result.depth is None else result.depth
     click.echo(
-        f"{root.id} ({root.kind}, depth {root.depth}) {root.earliest_at} .. {root.latest_at}"
+        f"{root.id} ({root.kind}, depth {root.depth}) {root.earliest_at} .. {root.latest_at}; "
+        f"{result.levels} level(s) below, showing {shown}; nodes {result.position + 1}-"
+        f"{result.position + len(result.nodes)} of {result.total_nodes}"
     )
     for node in result.nodes:
         indent = "  " * node.level
@@ -530,12 +590,19 @@ def expand(
             if node.kind == "summary"
             else (f"message {node.id} {node.role}")
         )
-        click.echo(f"\n{indent}--- {label}  {node.created_at or ''}  {node.token_count} tokens")
-        click.echo("\n".join(indent + line for line in node.content.splitlines()))
-    if result.truncated:
+        piece = f"  from character {node.offset:,}" if node.offset else ""
         click.echo(
-            f"\n[output stopped at {result.token_count} tokens; raise --tokens or expand a "
-            "narrower id]",
+            f"\n{indent}--- {label}  {node.created_at or ''}  {node.token_count} tokens{piece}"
+        )
+        click.echo("\n".join(indent + line for line in node.content.splitlines()))
+        if node.clipped:
+            click.echo(f"{indent}[continues on the next page]")
+    if result.before_cursor:
+        click.echo(f"\nbefore: lcm expand {root.id} --cursor '{result.before_cursor}'", err=True)
+    if result.cursor:
+        click.echo(
+            f"\n[page stopped at {result.token_count} tokens] next: lcm expand {root.id} "
+            f"--cursor '{result.cursor}'",
             err=True,
         )
 

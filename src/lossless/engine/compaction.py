@@ -459,20 +459,17 @@ class Compactor:
             # Long enough for one pass at its slowest (two escalation levels,
             # each with every retry timing out), short enough that a crashed
             # worker does not block the conversation for long.
-            calls = 2 * (1 + max(0, int(config.get("summarizer.retries"))))
-            lease_ttl_s = max(120.0, calls * float(config.get("summarizer.timeout_s")) + 30.0)
+            calls = 2 * (1 + max(0, config.summarizer_retries))
+            lease_ttl_s = max(120.0, calls * config.summarizer_timeout_s + 30.0)
         self.lease_ttl_s = lease_ttl_s
         self.wait_s = wait_s
         self.on_pass = on_pass
 
     # -- settings ---------------------------------------------------------
 
-    def _int(self, name: str) -> int:
-        return int(self.config.get(name))
-
     def _fanout(self, depth: int) -> int:
-        name = "leaf_min_fanout" if depth == 0 else "condensed_min_fanout"
-        return max(2, self._int(name))
+        fanout = self.config.leaf_min_fanout if depth == 0 else self.config.condensed_min_fanout
+        return max(2, fanout)
 
     # -- leasing ----------------------------------------------------------
 
@@ -503,7 +500,7 @@ class Compactor:
         return protected_start(
             snap.items,
             snap.facts,
-            self._int("fresh_tail_count"),
+            self.config.fresh_tail_count,
             blocked=snap.blocked(),
         )
 
@@ -512,7 +509,7 @@ class Compactor:
         first = next((i for i in range(tail) if items[i].item_type == "message"), None)
         if first is None:
             return None, "no raw messages outside the protected tail"
-        cap = max(1, self._int("leaf_chunk_tokens"))
+        cap = max(1, self.config.leaf_chunk_tokens)
         cut = first + 1
         total = items[first].token_count
         while cut < tail and items[cut].item_type == "message":
@@ -543,7 +540,7 @@ class Compactor:
 
     def _condense_chunk(self, snap: _Snapshot, tail: int, depth: int, fanout: int) -> _Chunk | None:
         items = snap.items
-        cap = max(1, self._int("leaf_chunk_tokens"))
+        cap = max(1, self.config.leaf_chunk_tokens)
         index = 0
         while index < tail:
             if snap.depth_of(items[index]) != depth:
@@ -694,7 +691,7 @@ class Compactor:
         done = self._summarize(
             text,
             depth=0,
-            target=self._int("leaf_target_tokens"),
+            target=self.config.leaf_target_tokens,
             previous=previous,
             limit=chunk.tokens,
             on_unavailable=on_unavailable,
@@ -779,7 +776,7 @@ class Compactor:
         done = self._summarize(
             text,
             depth=depth + 1,
-            target=self._int("condensed_target_tokens"),
+            target=self.config.condensed_target_tokens,
             previous=self._previous_context(snap, chunk.first),
             limit=chunk.tokens,
             on_unavailable=on_unavailable,
@@ -918,14 +915,14 @@ class Compactor:
         def body(snap: _Snapshot, lease: Lease, result: CompactionResult) -> None:
             tail = self._protected(snap)
             raw = sum(i.token_count for i in snap.items[:tail] if i.item_type == "message")
-            threshold = self._int("leaf_chunk_tokens")
+            threshold = self.config.leaf_chunk_tokens
             if raw <= threshold:
                 result.noop = (
                     f"{raw:,} raw tokens outside the protected tail (leaf pass above {threshold:,})"
                 )
             else:
                 self._record(result, self._leaf_pass(snap, lease, on_unavailable="raise"))
-            max_depth = self._int("incremental_max_depth")
+            max_depth = self.config.incremental_max_depth
             depth = 0
             # One condensation per depth, shallowest first: a new depth-d
             # summary may complete a run at depth d, never at a shallower one.
@@ -956,8 +953,8 @@ class Compactor:
         result = self.incremental(conversation_id)
         if result.error:
             return result
-        window = budget if budget is not None else self._int("context_budget_tokens")
-        threshold = int(float(self.config.get("context_threshold")) * window)
+        window = budget if budget is not None else self.config.context_budget_tokens
+        threshold = int(self.config.context_threshold * window)
         if self.store.context.token_total(conversation_id) <= threshold:
             return result
         try:
@@ -1027,7 +1024,7 @@ class Compactor:
         protected tail is never touched, so a target below it is not reachable;
         the result says so (``reached_target``).
         """
-        rounds = max_rounds if max_rounds is not None else self._int("compact_max_rounds")
+        rounds = max_rounds if max_rounds is not None else self.config.compact_max_rounds
 
         def body(snap: _Snapshot, lease: Lease, result: CompactionResult) -> None:
             if snap.tokens <= target:
@@ -1065,7 +1062,7 @@ class Compactor:
         chunks = 0
         source = 0
         after = before
-        target = self._int("leaf_target_tokens")
+        target = self.config.leaf_target_tokens
         # Simulate the leaf phase on the snapshot: each chunk becomes a
         # placeholder item of the target size (no summary is written).
         while True:

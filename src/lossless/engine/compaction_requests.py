@@ -71,11 +71,11 @@ def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
     than one leaf chunk? An upper bound of what the compactor will find (its
     protected tail may be wider); a false positive costs one idle worker poll.
     """
-    chunk = int(config.get("leaf_chunk_tokens"))
+    chunk = config.leaf_chunk_tokens
     if store.context.token_total(conversation_id) <= chunk:
         return False
     items = store.context.list(conversation_id)
-    tail = int(config.get("fresh_tail_count"))
+    tail = config.fresh_tail_count
     seen = 0
     cut = len(items)
     for index in range(len(items) - 1, -1, -1):

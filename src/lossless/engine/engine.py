@@ -142,14 +142,14 @@ class Engine:
         if self._redactors is None:
             self._redactors = Redactors(
                 PatternBook.load(self.config.home),
-                enabled=bool(self.config.get("redaction.enabled")),
+                enabled=self.config.redaction_enabled,
             )
         return self._redactors
 
     def message_prep(self) -> list[MessagePrep]:
         """Steps every (already redacted) message passes through before storage."""
 
-        threshold = int(self.config.get("large_file_threshold"))
+        threshold = self.config.large_file_threshold
 
         def store_large_content(conversation: Conversation, message: NewMessage) -> NewMessage:
             if self.estimate is estimate_tokens and _below_threshold(message, threshold):
@@ -255,7 +255,7 @@ class Engine:
 
         conversation_id = self.resolve_conversation(conversation).id if conversation else None
         if time_budget_s is None:
-            time_budget_s = float(self.config.get("grep.time_budget_s"))
+            time_budget_s = self.config.grep_time_budget_s
         return retrieval.grep(
             self.store,
             pattern,
@@ -278,18 +278,25 @@ class Engine:
         self,
         summary_id: str,
         *,
-        depth: int = 1,
+        depth: int | None = 1,
         token_cap: int | None = None,
         include_messages: bool = True,
+        cursor: str | None = None,
+        around: int | str | None = None,
     ) -> retrieval.Expansion:
+        """One page of a summary's expansion (``engine/expansion.py``): ``depth``
+        levels (None: all), continued with the page's ``cursor``, or opened at
+        the covered message ``around``."""
         from lossless.engine import retrieval
 
         return retrieval.expand(
             self.store,
             summary_id,
             depth=depth,
-            token_cap=token_cap or int(self.config.get("max_expand_tokens")),
+            token_cap=token_cap or self.config.max_expand_tokens,
             include_messages=include_messages,
+            cursor=cursor,
+            around=around,
             estimate=self.estimate,
         )
 
@@ -485,9 +492,9 @@ class Engine:
         return assemble(
             self.store,
             self._conversation_id(conversation),
-            budget=int(self.config.get("context_budget_tokens")) if budget is None else budget,
+            budget=self.config.context_budget_tokens if budget is None else budget,
             format=format,
-            fresh_tail_count=int(self.config.get("fresh_tail_count")),
+            fresh_tail_count=self.config.fresh_tail_count,
             system=system,
             estimator=self.estimate,
         )

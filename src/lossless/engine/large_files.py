@@ -483,7 +483,7 @@ def externalize_large_content(
     from the new parts, so content and parts never disagree. Messages with
     nothing above the threshold are returned unchanged (the same object).
     """
-    threshold = int(config.get("large_file_threshold"))
+    threshold = config.large_file_threshold
     if threshold <= 0:
         return message
     replacements: list[tuple[str, str]] = []

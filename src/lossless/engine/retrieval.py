@@ -1,15 +1,17 @@
 """Find and recover anything: grep, describe and expand.
 
 These are the engine functions behind ``lcm grep/describe/expand`` and the MCP
-tools. Results are plain dataclasses with ids an agent can follow.
+tools. Results are plain dataclasses with ids an agent can follow. Expansion
+(paged, focusable) lives in ``engine/expansion.py`` and is re-exported here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from lossless.engine.expansion import ExpandedNode, Expansion, expand
 from lossless.errors import InputError, NotFoundError
 from lossless.models import (
     Conversation,
@@ -19,7 +21,19 @@ from lossless.models import (
     Summary,
 )
 from lossless.store.contract import GrepHits, GrepMode, GrepQuery, GrepScope, Repositories
-from lossless.tokens import TokenEstimator, estimate_tokens
+
+__all__ = [
+    "Description",
+    "ExpandedNode",
+    "Expansion",
+    "FileDescription",
+    "MessageDescription",
+    "SummaryDescription",
+    "describe",
+    "expand",
+    "grep",
+    "parse_message_id",
+]
 
 
 def grep(
@@ -146,141 +160,3 @@ def describe(repos: Repositories, ref: str, *, include_file_content: bool = True
             repos.messages.native_records(message.conversation_id, message_id=message_id)
         ),
     )
-
-
-@dataclass(slots=True)
-class ExpandedNode:
-    kind: Literal["summary", "message"]
-    id: str
-    level: int
-    content: str
-    token_count: int
-    created_at: str | None = None
-    role: str | None = None
-    depth: int | None = None
-    clipped: bool = False
-
-
-@dataclass(slots=True)
-class Expansion:
-    root: Summary
-    nodes: list[ExpandedNode] = field(default_factory=list)
-    truncated: bool = False
-    token_count: int = 0
-
-    @property
-    def cited_ids(self) -> list[str]:
-        return [n.id for n in self.nodes]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "root": self.root.id,
-            "truncated": self.truncated,
-            "token_count": self.token_count,
-            "cited_ids": self.cited_ids,
-            "nodes": [
-                {
-                    "kind": n.kind,
-                    "id": n.id,
-                    "level": n.level,
-                    "depth": n.depth,
-                    "role": n.role,
-                    "created_at": n.created_at,
-                    "token_count": n.token_count,
-                    "clipped": n.clipped,
-                    "content": n.content,
-                }
-                for n in self.nodes
-            ],
-        }
-
-
-def expand(
-    repos: Repositories,
-    summary_id: str,
-    *,
-    depth: int = 1,
-    token_cap: int = 4000,
-    include_messages: bool = True,
-    estimate: TokenEstimator = estimate_tokens,
-) -> Expansion:
-    """Walk from a summary down to its sources, breadth first, ``depth`` levels deep.
-
-    A condensed summary expands into the summaries it was built from; a leaf
-    expands into its source messages (verbatim). Output stops at ``token_cap``
-    tokens: the node that crosses the cap is clipped and ``truncated`` is set,
-    so the caller knows to expand a narrower id instead.
-    """
-    if depth < 1:
-        raise InputError("depth must be 1 or more")
-    if token_cap < 1:
-        raise InputError("token cap must be 1 or more")
-    root = repos.summaries.get(summary_id)
-    if root is None:
-        raise NotFoundError(f"no summary {summary_id}")
-    expansion = Expansion(root=root)
-    frontier = [root]
-    for level in range(1, depth + 1):
-        next_frontier: list[Summary] = []
-        for summary in frontier:
-            if summary.kind == "condensed":
-                for child_id in repos.summaries.source_summary_ids(summary.id):
-                    child = repos.summaries.get(child_id)
-                    if child is None:
-                        continue
-                    if not _add(expansion, _summary_node(child, level), token_cap, estimate):
-                        return expansion
-                    next_frontier.append(child)
-            elif include_messages:
-                messages = repos.messages.get_many(repos.summaries.source_message_ids(summary.id))
-                for message in messages:
-                    if not _add(expansion, _message_node(message, level), token_cap, estimate):
-                        return expansion
-        frontier = next_frontier
-        if not frontier:
-            break
-    return expansion
-
-
-def _summary_node(summary: Summary, level: int) -> ExpandedNode:
-    return ExpandedNode(
-        kind="summary",
-        id=summary.id,
-        level=level,
-        content=summary.content,
-        token_count=summary.token_count,
-        created_at=summary.latest_at,
-        depth=summary.depth,
-    )
-
-
-def _message_node(message: Message, level: int) -> ExpandedNode:
-    return ExpandedNode(
-        kind="message",
-        id=str(message.id),
-        level=level,
-        content=message.content,
-        token_count=message.token_count,
-        created_at=message.created_at,
-        role=message.role,
-    )
-
-
-def _add(expansion: Expansion, node: ExpandedNode, cap: int, estimate: TokenEstimator) -> bool:
-    """Append ``node`` within the cap; False once the cap is reached."""
-    remaining = cap - expansion.token_count
-    tokens = estimate(node.content)
-    if tokens > remaining:
-        keep_chars = max(0, remaining * 4 - 40)
-        if keep_chars > 0:
-            node.content = node.content[:keep_chars] + " …[clipped: expand a narrower id]"
-            node.clipped = True
-            node.token_count = estimate(node.content)
-            expansion.nodes.append(node)
-            expansion.token_count += node.token_count
-        expansion.truncated = True
-        return False
-    node.token_count = tokens
-    expansion.nodes.append(node)
-    expansion.token_count += tokens
-    return True

@@ -62,5 +62,5 @@ def engine_status(engine: Engine, *, project: str | None = None) -> Status:
             c.id: str(c.metadata[LAST_ERROR]) for c in conversations if c.metadata.get(LAST_ERROR)
         },
         worker_pid=running_worker_pid(engine.config.home),
-        summarizer=str(engine.config.get("summarizer.provider")),
+        summarizer=engine.config.summarizer_provider,
     )

@@ -4,6 +4,12 @@ Checks, per conversation, through the storage contract only:
 
 - messages: ``seq`` runs 0..n-1 without gaps; part ordinals run 0..k-1; every
   native record that names a message names one of this conversation;
+- content: the SHA-256 of every message, part and native (raw) record is
+  recomputed and compared with the hash recorded when it was stored
+  (``lossless.store.hashing``); each row that differs is named by its id, so
+  an edit made behind the store's back (``UPDATE messages SET content=...``)
+  is found, and a message whose raw transcript record was altered is named
+  with it. Sanctioned rewrites (``lcm sensitive purge``) record new hashes;
 - coverage (the lossless invariant): the context items, expanded recursively
   through summaries, yield every message exactly once, in order;
 - the DAG: a leaf is built from messages, a condensed summary from summaries
@@ -19,7 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lossless.models import Conversation, Summary
-from lossless.store.contract import Store
+from lossless.store.contract import HashedRow, Store
+from lossless.store.hashing import message_hash, part_hash, raw_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,19 +56,24 @@ def verify(
     *,
     progress: Callable[[Conversation], None] | None = None,
     check_backend: bool = True,
+    check_content: bool = True,
 ) -> VerifyReport:
+    """Check the store (or only ``conversations``); ``check_content=False`` skips
+    recomputing the content hashes (the benchmark's baseline)."""
     report = VerifyReport()
     if check_backend:
         report.problems.extend(Problem("store", line) for line in store.integrity_check())
     for conversation in conversations if conversations is not None else store.conversations.list():
-        _verify_conversation(store, conversation, report)
+        _verify_conversation(store, conversation, report, check_content=check_content)
         report.conversations += 1
         if progress is not None:
             progress(conversation)
     return report
 
 
-def _verify_conversation(store: Store, conversation: Conversation, report: VerifyReport) -> None:
+def _verify_conversation(
+    store: Store, conversation: Conversation, report: VerifyReport, *, check_content: bool
+) -> None:
     where = f"conversation {conversation.id} ({conversation.session_id})"
 
     def problem(what: str) -> None:
@@ -75,9 +87,16 @@ def _verify_conversation(store: Store, conversation: Conversation, report: Verif
             break
     message_ids = [m.id for m in messages]
     known = set(message_ids)
-    parts = store.messages.parts(message_ids)
-    for message_id, message_parts in parts.items():
-        ordinals = [p.ordinal for p in message_parts]
+    hashed = store.messages.hashed_rows(conversation.id)
+    if check_content:
+        _verify_hashes(hashed, problem)
+    # The hashed rows list every part in order: the ordinals come from them
+    # instead of a second read of every part.
+    part_ordinals: dict[int, list[int]] = {}
+    for row in hashed:
+        if row.kind == "part" and row.message_id is not None and row.ordinal is not None:
+            part_ordinals.setdefault(row.message_id, []).append(row.ordinal)
+    for message_id, ordinals in part_ordinals.items():
         if ordinals != list(range(len(ordinals))):
             problem(f"message {message_id} has part ordinals {ordinals}")
     for record in store.messages.native_records(conversation.id):
@@ -193,3 +212,34 @@ def _check_coverage(
     if not (missing or duplicates or foreign):
         first = next(i for i, (a, b) in enumerate(zip(covered, message_ids, strict=True)) if a != b)
         problem(f"the context is out of order at position {first} (message {covered[first]})")
+
+
+def _recompute(row: HashedRow) -> str:
+    if row.kind == "message":
+        role, content = row.fields
+        return message_hash(role or "", content or "")
+    if row.kind == "part":
+        kind, text, tool_name, tool_call_id = row.fields
+        return part_hash(kind or "", text, tool_name, tool_call_id)
+    (raw,) = row.fields
+    return raw_hash(raw or "")
+
+
+def _row_name(row: HashedRow) -> str:
+    if row.kind == "message":
+        return f"message {row.message_id}"
+    if row.kind == "part":
+        return f"part {row.ordinal} of message {row.message_id}"
+    owner = f" (of message {row.message_id})" if row.message_id is not None else ""
+    return f"native record {row.record_id}{owner}"
+
+
+def _verify_hashes(rows: Sequence[HashedRow], problem: Callable[[str], None]) -> None:
+    for row in rows:
+        if row.recorded is None:
+            problem(f"{_row_name(row)} has no content hash (it was removed after ingest)")
+        elif _recompute(row) != row.recorded:
+            problem(
+                f"{_row_name(row)}: content does not match the hash recorded when it was "
+                "stored (changed outside lossless)"
+            )

@@ -28,7 +28,7 @@ def transcript_roots(config: Config) -> list[Path]:
         config.path("codex_home") / "sessions",
         config.path("codex_home") / "archived_sessions",
     ]
-    extra = str(config.get("transcript_dirs") or "")
+    extra = config.transcript_dirs
     roots.extend(Path(p).expanduser() for p in extra.split(os.pathsep) if p.strip())
     return roots
 

@@ -20,7 +20,7 @@ def recall_memories(engine: Engine, payload: dict[str, Any], outcome: HookOutcom
 
     config = engine.config
     prompt = payload.get("prompt")
-    if not config.get("recall.enabled") or not isinstance(prompt, str) or not prompt.strip():
+    if not config.recall_enabled or not isinstance(prompt, str) or not prompt.strip():
         return
     conversation = (
         engine.store.conversations.get(outcome.conversation_ids[0])
@@ -35,8 +35,8 @@ def recall_memories(engine: Engine, payload: dict[str, Any], outcome: HookOutcom
         engine.store,
         prompt,
         project,
-        int(config.get("recall.budget_bytes")),
-        limit=int(config.get("recall.limit")),
+        config.recall_budget_bytes,
+        limit=config.recall_limit,
     )
     if not recalled:
         return

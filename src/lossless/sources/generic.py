@@ -173,6 +173,19 @@ def message_from_dict(
     )
 
 
+def file_session_id(path: Path) -> str:
+    """The session id of a message-list file that names none itself.
+
+    The file name alone would merge ``a/talk.json`` and ``b/talk.json`` into
+    one conversation, interleaving their messages; the name stays readable and
+    a hash of the file's absolute path tells the files apart. The same file
+    imported again gets the same id (and its import cursor finds the
+    conversation even when it was stored under the bare name before).
+    """
+    resolved = str(path.expanduser().resolve())
+    return f"{path.stem}-{hashlib.sha256(resolved.encode('utf-8')).hexdigest()[:10]}"
+
+
 def _raw_key(raw: RawLine) -> str:
     return line_key(raw.line_no, raw.data)
 
@@ -263,7 +276,7 @@ class GenericParser:
     def _line_events(
         self, path: Path, start_offset: int, start_line: int, progress: ParseProgress
     ) -> Iterator[ParseEvent]:
-        session_id = path.stem
+        session_id = file_session_id(path)
         started: str | None = None
         for head in head_records(path, limit=8):
             if "role" not in head and isinstance(head.get("session_id"), str):
@@ -300,7 +313,7 @@ class GenericParser:
         source = str(path)
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
-            yield SessionInfo(client="generic", session_id=path.stem)
+            yield SessionInfo(client="generic", session_id=file_session_id(path))
             progress.end_offset = size
             yield ParseProblem(
                 source,
@@ -312,13 +325,13 @@ class GenericParser:
             )
             return
         data = path.read_bytes()
-        found = self._document(source, path.stem, data)
+        found = self._document(source, file_session_id(path), data)
         if found is None:
             if final:
-                found = self._broken_document(source, path.stem, data)
+                found = self._broken_document(source, file_session_id(path), data)
             else:
                 progress.pending_tail = True  # probably still being written
-                yield SessionInfo(client="generic", session_id=path.stem)
+                yield SessionInfo(client="generic", session_id=file_session_id(path))
                 return
         info, events, last_key = found
         progress.end_offset = len(data)

@@ -17,12 +17,12 @@ SHARED_BACKENDS = frozenset({"postgresql"})
 
 def is_shared(config: Config) -> bool:
     """Whether the configured backend is a shared server (see ``SHARED_BACKENDS``)."""
-    return config.get("storage.backend") in SHARED_BACKENDS
+    return config.storage_backend in SHARED_BACKENDS
 
 
 def open_store(config: Config) -> Store:
     """Open the backend the configuration selects. Never falls back to another one."""
-    backend = config.get("storage.backend")
+    backend = config.storage_backend
     if backend == "sqlite":
         from lossless.store.sqlite import SQLiteStore
 

@@ -228,6 +228,24 @@ class ConversationRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class HashedRow:
+    """A stored row with the content hash recorded when it was written.
+
+    ``fields`` are what ``lossless.store.hashing`` hashes for its ``kind``
+    (message: role, content; part: kind, text, tool_name, tool_call_id;
+    native_record: raw); ``recorded`` is None only if the hash column was
+    emptied after the fact.
+    """
+
+    kind: Literal["message", "part", "native_record"]
+    message_id: int | None
+    ordinal: int | None
+    record_id: int | None
+    recorded: str | None
+    fields: tuple[str | None, ...]
+
+
 class MessageRepository(Protocol):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
         """Append messages with contiguous ``seq`` values, their parts and native records.
@@ -270,6 +288,11 @@ class MessageRepository(Protocol):
         """The subset of ``keys`` already stored for the conversation."""
         ...
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        """The raw hash recorded for each of ``keys`` already stored (to tell an
+        unchanged line from one edited after it was imported)."""
+        ...
+
     def count(self, conversation_id: int | None = None) -> int: ...
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
@@ -297,6 +320,11 @@ class MessageRepository(Protocol):
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
+        ...
+
+    def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
+        """Every message, part and native record of the conversation with its
+        recorded content hash (``lcm verify`` recomputes and compares)."""
         ...
 
 
@@ -788,6 +816,12 @@ class Store(Repositories, Protocol):
 
     def info(self) -> dict[str, Any]:
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
+        ...
+
+    def size_by_table(self) -> dict[str, int]:
+        """Bytes each table takes, its indexes included (a full-text index counts
+        as one table), largest first. Reads the storage's own accounting; no
+        table is scanned."""
         ...
 
     def integrity_check(self) -> builtins.list[str]:

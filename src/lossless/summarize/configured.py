@@ -25,15 +25,15 @@ def summarizer_from_config(
     config: Config, *, estimator: TokenEstimator = estimate_tokens
 ) -> Summarizer:
     """The summarizer the configuration names (``summarizer.*`` settings)."""
-    command = str(config.get("summarizer.command") or "")
+    settings = config.summarizer
     return build_summarizer(
-        str(config.get("summarizer.provider")),
-        model=str(config.get("summarizer.model")) or None,
-        api_key=str(config.get("summarizer.api_key")) or None,
-        base_url=str(config.get("summarizer.base_url")) or None,
-        command=shlex.split(command) if command else None,
-        timeout_s=float(config.get("summarizer.timeout_s")),
-        retries=int(config.get("summarizer.retries")),
+        settings.provider,
+        model=settings.model or None,
+        api_key=settings.api_key or None,
+        base_url=settings.base_url or None,
+        command=shlex.split(settings.command) if settings.command else None,
+        timeout_s=settings.timeout_s,
+        retries=settings.retries,
         estimate=estimator,
     )
 

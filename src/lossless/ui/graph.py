@@ -68,6 +68,20 @@ def message_item(message: Message, *, clip: int | None = None) -> dict[str, Any]
 
 def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
     store = engine.store
+    summary_count = len(store.summaries.list(conversation_id))
+    if summary_count == 0:
+        # Never compacted: every context item is a raw message; no need to list
+        # them (a long imported session has 100,000).
+        count = store.messages.count(conversation_id)
+        return {
+            "conversation_id": conversation_id,
+            "roots": [],
+            "context_items": count,
+            "raw_in_context": count,
+            "context_tokens": store.context.token_total(conversation_id),
+            "message_count": count,
+            "summary_count": 0,
+        }
     items = store.context.list(conversation_id)
     roots = []
     for item in items:
@@ -83,7 +97,7 @@ def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
         "raw_in_context": sum(1 for i in items if i.message_id is not None),
         "context_tokens": sum(i.token_count for i in items),
         "message_count": store.messages.count(conversation_id),
-        "summary_count": len(store.summaries.list(conversation_id)),
+        "summary_count": summary_count,
     }
 
 
@@ -173,4 +187,44 @@ def message_detail(engine: Engine, message_id: int) -> dict[str, Any]:
         "covering_summary_id": covering,
         "summary_path": ([covering, *ancestors(engine, covering)] if covering else []),
         "native_record_count": found.native_record_count,
+    }
+
+
+# Tokens per page of a leaf's source messages: a few screens of text, so a
+# leaf of a real session spans several pages.
+EXPAND_PAGE_TOKENS = 6000
+
+
+def expansion_page(
+    engine: Engine,
+    summary_id: str,
+    *,
+    cursor: str | None,
+    around: int | None,
+    token_cap: int = EXPAND_PAGE_TOKENS,
+) -> dict[str, Any]:
+    """One page of ``summary_id``'s expansion, exactly as ``lcm expand`` pages it
+    (``Engine.expand``): a token-capped page, a cursor to go on, one to go back."""
+    if token_cap < 1:
+        raise InputError("tokens must be 1 or more")
+    page = engine.expand(summary_id, depth=1, token_cap=token_cap, cursor=cursor, around=around)
+    return {
+        "summary_id": summary_id,
+        "position": page.position,
+        "total": page.total_nodes,
+        "cursor": page.cursor,
+        "before_cursor": page.before_cursor,
+        "token_count": page.token_count,
+        "items": [
+            {
+                "kind": n.kind,
+                "id": int(n.id) if n.kind == "message" else n.id,
+                "role": n.role,
+                "created_at": n.created_at,
+                "token_count": n.token_count,
+                "content": n.content,
+                "clipped": n.clipped,
+            }
+            for n in page.nodes
+        ],
     }

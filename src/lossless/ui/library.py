@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from lossless.engine.compaction_requests import LAST_ERROR, REQUESTED_AT, is_pending
 from lossless.engine.engine import Engine
 from lossless.engine.retrieval import FileDescription
 from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
-from lossless.worker import LAST_ERROR, REQUESTED_AT, is_pending, running_worker_pid
+from lossless.process import running_worker_pid
 
 MAX_PAGE = 200
 # How much of a large file's content the page shows (the rest: `lcm describe`).

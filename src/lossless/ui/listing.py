@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lossless.engine.compaction_requests import LAST_ERROR, is_pending
 from lossless.engine.engine import Engine
 from lossless.errors import InputError
 from lossless.models import Conversation
-from lossless.worker import LAST_ERROR, is_pending
 
 SortKey = Literal["last", "created", "messages", "project", "session"]
 SORT_KEYS: tuple[SortKey, ...] = ("last", "created", "messages", "project", "session")
@@ -64,24 +64,24 @@ def _matches(conversation: Conversation, request: ListRequest) -> bool:
 def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, Any]:
     """Everything the list shows about one conversation.
 
-    Read without listing the context's items (100,000 of them in a long
-    uncompacted conversation): every message is either raw in the context or
-    under exactly one leaf summary, and a summary in the context is one no
-    condensed summary was built from.
+    A conversation never compacted is read from counts: its context is its
+    messages, all raw (100,000 items to list in a long imported session). A
+    compacted one lists its context, which compaction keeps short.
     """
     store = engine.store
     summaries = store.summaries.list(conversation.id)
-    sources: set[str] = set()
-    covered = 0
-    for summary in summaries:
-        if summary.kind == "condensed":
-            sources.update(store.summaries.source_summary_ids(summary.id))
-        else:
-            covered += len(store.summaries.source_message_ids(summary.id))
-    roots = [s for s in summaries if s.id not in sources]
     count = store.messages.count(conversation.id)
-    context_tokens = store.context.token_total(conversation.id)
-    raw_in_context = max(0, count - covered)
+    if summaries:
+        items = store.context.list(conversation.id)
+        by_id = {s.id: s for s in summaries}
+        roots = [by_id[i.summary_id] for i in items if i.summary_id in by_id]
+        raw_in_context = sum(1 for i in items if i.message_id is not None)
+        context_tokens = sum(i.token_count for i in items)
+        context_items = len(items)
+    else:
+        roots = []
+        raw_in_context = context_items = count
+        context_tokens = store.context.token_total(conversation.id)
     last = store.messages.last(conversation.id)
     depths = Counter(s.depth for s in summaries)
     meta = conversation.metadata or {}
@@ -108,7 +108,7 @@ def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, An
         - sum(r.token_count for r in roots)
         + sum(r.source_token_count for r in roots),
         "context_tokens": context_tokens,
-        "context_items": raw_in_context + len(roots),
+        "context_items": context_items,
         "raw_in_context": raw_in_context,
         "summaries": len(summaries),
         "summaries_by_depth": {str(d): n for d, n in sorted(depths.items())},

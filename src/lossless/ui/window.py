@@ -137,7 +137,7 @@ def context_window(
     if offset < 0 or not 1 <= limit <= MAX_PAGE:
         raise InputError(f"offset must be 0 or more and limit 1..{MAX_PAGE}")
     if budget is None:
-        budget = int(engine.config.get("context_budget_tokens"))
+        budget = engine.config.context_budget_tokens
     if budget < 0:
         raise InputError("budget must be 0 or more tokens")
     chosen: Format = "openai" if format == "openai" else "anthropic"
@@ -147,7 +147,7 @@ def context_window(
         "conversation_id": conversation_id,
         "format": assembled.format,
         "budget": budget,
-        "default_budget": int(engine.config.get("context_budget_tokens")),
+        "default_budget": engine.config.context_budget_tokens,
         "system": assembled.system,
         # Every field lcm context --json reports, as the engine computed it.
         "breakdown": b.as_dict(),

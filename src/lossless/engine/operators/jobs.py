@@ -239,24 +239,22 @@ def model_for(engine: Engine, spec: MapSpec) -> LanguageModel:
     from lossless.summarize.configured import language_model_of
     from lossless.summarize.factory import build_summarizer
 
-    config = engine.config
-    configured = str(config.get("summarizer.provider"))
-    provider = spec.provider or configured
+    configured = engine.config.summarizer
+    provider = spec.provider or configured.provider
     if provider == "extractive":
         raise InputError(
             "map jobs need a model: give --provider anthropic|openai|command (and --model), "
             "or configure [summarizer] provider in config.toml"
         )
-    same = provider == configured
+    same = provider == configured.provider
     command = spec.command
-    if command is None and same and config.get("summarizer.command"):
-        command = shlex.split(str(config.get("summarizer.command")))
+    if command is None and same and configured.command:
+        command = shlex.split(configured.command)
     summarizer = build_summarizer(
         provider,
-        model=spec.model or (str(config.get("summarizer.model")) or None if same else None),
-        api_key=(str(config.get("summarizer.api_key")) or None) if same else None,
-        base_url=spec.base_url
-        or ((str(config.get("summarizer.base_url")) or None) if same else None),
+        model=spec.model or (configured.model or None if same else None),
+        api_key=(configured.api_key or None) if same else None,
+        base_url=spec.base_url or ((configured.base_url or None) if same else None),
         command=command,
         timeout_s=spec.item_timeout_s,
         # Items retry on their own attempt budget (honouring Retry-After); the

@@ -22,7 +22,7 @@ INSTALL_HINT = "install it with: pip install 'lossless-context[postgres]'"
 
 def open_postgres(config: Config) -> PostgresStore:
     """Open the PostgreSQL store the configuration names. Never falls back to SQLite."""
-    if not config.get("postgres.url"):
+    if not config.postgres_url:
         raise ConfigError(
             "storage.backend is postgresql but postgres.url is empty: set LCM_POSTGRES_URL "
             "(postgresql://user:password@host:5432/database) or postgres.url in config.toml"
@@ -56,7 +56,7 @@ def postgres_schema_status(config: Config, url: str | None = None) -> dict[str, 
 
 
 def _url(config: Config, url: str | None) -> str:
-    chosen = url or str(config.get("postgres.url") or "")
+    chosen = url or config.postgres_url
     if not chosen:
         raise ConfigError(
             "postgres.url is empty: set LCM_POSTGRES_URL "
@@ -67,11 +67,11 @@ def _url(config: Config, url: str | None) -> str:
 
 
 def _ca_file(config: Config) -> str | None:
-    return str(config.get("postgres.ca_file") or "") or None
+    return config.postgres_ca_file or None
 
 
 def _connect_timeout(config: Config) -> float:
-    return float(config.get("postgres.connect_timeout_s"))
+    return config.postgres_connect_timeout_s
 
 
 def _missing_driver(exc: ImportError) -> ConfigError:

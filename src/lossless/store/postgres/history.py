@@ -22,8 +22,10 @@ from lossless.models import (
 from lossless.store import inputs, rows
 from lossless.store.contract import (
     AppendResult,
+    HashedRow,
     PartRewrite,
 )
+from lossless.store.hashing import message_hash, part_hash, raw_hash
 from lossless.store.postgres.repository import (
     MESSAGE_COLUMNS,
     Conn,
@@ -187,9 +189,9 @@ class Messages(Repo):
                 int(r["seq"]): int(r["id"])
                 for r in conn.execute(
                     "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
-                    "created_at, ingest_key, metadata) "
+                    "created_at, ingest_key, metadata, content_hash) "
                     "SELECT %s, u.* FROM unnest(%s::bigint[], %s::text[], %s::text[], "
-                    "%s::bigint[], %s::text[], %s::text[], %s::json[]) AS u "
+                    "%s::bigint[], %s::text[], %s::text[], %s::json[], %s::text[]) AS u "
                     "RETURNING id, seq",
                     [
                         conversation_id,
@@ -200,6 +202,7 @@ class Messages(Repo):
                         [at for _, _, _, at in planned],
                         [m.ingest_key for _, m, _, _ in planned],
                         [dumps_json(m.metadata) for _, m, _, _ in planned],
+                        [message_hash(m.role, m.content) for _, m, _, _ in planned],
                     ],
                 )
             }
@@ -207,8 +210,9 @@ class Messages(Repo):
             if parts:
                 conn.execute(
                     "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
-                    "tool_call_id, metadata) SELECT * FROM unnest(%s::bigint[], %s::bigint[], "
-                    "%s::text[], %s::text[], %s::text[], %s::text[], %s::json[])",
+                    "tool_call_id, metadata, content_hash) SELECT * FROM unnest(%s::bigint[], "
+                    "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::json[], "
+                    "%s::text[])",
                     [
                         [mid for mid, _, _ in parts],
                         [i for _, i, _ in parts],
@@ -217,6 +221,10 @@ class Messages(Repo):
                         [p.tool_name for _, _, p in parts],
                         [p.tool_call_id for _, _, p in parts],
                         [dumps_json(p.metadata) for _, _, p in parts],
+                        [
+                            part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)
+                            for _, _, p in parts
+                        ],
                     ],
                 )
             records = [(ids[seq], r) for seq, m, _, _ in planned for r in m.native_records]
@@ -314,6 +322,18 @@ class Messages(Repo):
             )
         }
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        if not keys:
+            return {}
+        return {
+            r["native_key"]: r["raw_hash"]
+            for r in self.s._q(
+                "SELECT native_key, raw_hash FROM native_records WHERE conversation_id = %s "
+                "AND native_key = ANY(%s)",
+                [conversation_id, list(dict.fromkeys(keys))],
+            )
+        }
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")
@@ -344,25 +364,81 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic() as conn:
+            # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = conn.execute(
-                "UPDATE messages SET content = %s, metadata = %s::json WHERE id = %s",
+                "UPDATE messages SET content = %s, metadata = %s::json WHERE id = %s "
+                "RETURNING role",
                 [content, meta, message_id],
             )
-            if cur.rowcount == 0:
+            found = cur.fetchone()
+            if found is None:
                 raise NotFoundError(f"no message {message_id}")
+            conn.execute(
+                "UPDATE messages SET content_hash = %s WHERE id = %s",
+                [message_hash(found["role"], content), message_id],
+            )
             for row in part_rows:
                 cur = conn.execute(
                     "UPDATE message_parts SET text = %s, metadata = %s::json "
-                    "WHERE message_id = %s AND ordinal = %s",
+                    "WHERE message_id = %s AND ordinal = %s "
+                    "RETURNING kind, text, tool_name, tool_call_id",
                     list(row),
                 )
-                if cur.rowcount == 0:
+                got = cur.fetchone()
+                if got is None:
                     raise NotFoundError(f"message {message_id} has no part {row[3]}")
+                conn.execute(
+                    "UPDATE message_parts SET content_hash = %s "
+                    "WHERE message_id = %s AND ordinal = %s",
+                    [
+                        part_hash(got["kind"], got["text"], got["tool_name"], got["tool_call_id"]),
+                        message_id,
+                        row[3],
+                    ],
+                )
+
+    def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
+        out = [
+            HashedRow("message", r["id"], None, None, r["content_hash"], (r["role"], r["content"]))
+            for r in self.s._q(
+                "SELECT id, role, content, content_hash FROM messages "
+                "WHERE conversation_id = %s ORDER BY seq",
+                [conversation_id],
+            )
+        ]
+        out += [
+            HashedRow(
+                "part",
+                r["message_id"],
+                r["ordinal"],
+                None,
+                r["content_hash"],
+                (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
+            )
+            for r in self.s._q(
+                "SELECT p.message_id, p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, "
+                "p.content_hash FROM message_parts p JOIN messages m ON m.id = p.message_id "
+                "WHERE m.conversation_id = %s ORDER BY m.seq, p.ordinal",
+                [conversation_id],
+            )
+        ]
+        out += [
+            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (r["raw"],))
+            for r in self.s._q(
+                "SELECT id, message_id, raw, raw_hash FROM native_records "
+                "WHERE conversation_id = %s ORDER BY id",
+                [conversation_id],
+            )
+        ]
+        return out
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         check_text(raw, "native record")
         with self.s._atomic() as conn:
-            cur = conn.execute("UPDATE native_records SET raw = %s WHERE id = %s", [raw, record_id])
+            cur = conn.execute(
+                "UPDATE native_records SET raw = %s, raw_hash = %s WHERE id = %s",
+                [raw, raw_hash(raw), record_id],
+            )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
 
@@ -383,8 +459,9 @@ def _insert_records(
 ) -> int:
     cur = conn.execute(
         "INSERT INTO native_records(conversation_id, message_id, native_key, record_type, raw, "
-        "source_path, line_no, byte_offset) SELECT %s, u.* FROM unnest(%s::bigint[], "
-        "%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u "
+        "source_path, line_no, byte_offset, raw_hash) SELECT %s, u.* FROM unnest(%s::bigint[], "
+        "%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], "
+        "%s::text[]) AS u "
         "ON CONFLICT (conversation_id, native_key) DO NOTHING",
         [
             conversation_id,
@@ -395,6 +472,7 @@ def _insert_records(
             [r.source_path for _, r in records],
             [r.line_no for _, r in records],
             [r.byte_offset for _, r in records],
+            [raw_hash(r.raw) for _, r in records],
         ],
     )
     return max(cur.rowcount, 0)

@@ -23,8 +23,10 @@ from lossless.models import (
 from lossless.store import inputs, rows
 from lossless.store.contract import (
     AppendResult,
+    HashedRow,
     PartRewrite,
 )
+from lossless.store.hashing import message_hash, part_hash, raw_hash
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -162,7 +164,8 @@ class Messages(Repo):
                 # The (conversation, ingest_key) unique index makes a repeat a no-op.
                 cur = self.db.execute(
                     "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
-                    "created_at, ingest_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "created_at, ingest_key, metadata, content_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (conversation_id, ingest_key) DO NOTHING",
                     (
                         conversation_id,
@@ -173,6 +176,7 @@ class Messages(Repo):
                         created_at,
                         m.ingest_key,
                         dumps_json(m.metadata),
+                        message_hash(m.role, m.content),
                     ),
                 )
                 if cur.rowcount == 0:
@@ -182,7 +186,7 @@ class Messages(Repo):
                 if m.parts:
                     self.db.executemany(
                         "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
-                        "tool_call_id, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "tool_call_id, metadata, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [
                             (
                                 message_id,
@@ -192,6 +196,7 @@ class Messages(Repo):
                                 p.tool_name,
                                 p.tool_call_id,
                                 dumps_json(p.metadata),
+                                part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
                             )
                             for i, p in enumerate(m.parts)
                         ],
@@ -233,7 +238,8 @@ class Messages(Repo):
         before = self.db.total_changes
         self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
-            "record_type, raw, source_path, line_no, byte_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "record_type, raw, source_path, line_no, byte_offset, raw_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     conversation_id,
@@ -244,6 +250,7 @@ class Messages(Repo):
                     r.source_path,
                     r.line_no,
                     r.byte_offset,
+                    raw_hash(r.raw),
                 )
                 for r in records
             ],
@@ -334,6 +341,22 @@ class Messages(Repo):
             )
         return found
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                (r["native_key"], r["raw_hash"])
+                for r in self.s._q(
+                    f"SELECT native_key, raw_hash FROM native_records WHERE conversation_id = ? "
+                    f"AND native_key IN ({marks})",
+                    [conversation_id, *chunk],
+                )
+            )
+        return found
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")
@@ -363,26 +386,72 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic():
+            # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = self.db.execute(
-                "UPDATE messages SET content = ?, metadata = ? WHERE id = ?",
-                (content, meta, message_id),
+                "UPDATE messages SET content = ?, metadata = ?, "
+                "content_hash = lcm_message_hash(role, ?) WHERE id = ?",
+                (content, meta, content, message_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no message {message_id}")
             for row in part_rows:
                 cur = self.db.execute(
-                    "UPDATE message_parts SET text = ?, metadata = ? "
+                    "UPDATE message_parts SET text = ?, metadata = ?, "
+                    "content_hash = lcm_part_hash(kind, ?, tool_name, tool_call_id) "
                     "WHERE message_id = ? AND ordinal = ?",
-                    row,
+                    (row[0], row[1], row[0], row[2], row[3]),
                 )
                 if cur.rowcount == 0:
                     raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
+        out = [
+            HashedRow("message", r["id"], None, None, r["content_hash"], (r["role"], r["content"]))
+            for r in self.s._q(
+                "SELECT id, role, content, content_hash FROM messages "
+                "WHERE conversation_id = ? ORDER BY seq",
+                [conversation_id],
+            )
+        ]
+        out += [
+            HashedRow(
+                "part",
+                r["message_id"],
+                r["ordinal"],
+                None,
+                r["content_hash"],
+                (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
+            )
+            for r in self.s._q(
+                "SELECT p.message_id, p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, "
+                "p.content_hash FROM message_parts p JOIN messages m ON m.id = p.message_id "
+                "WHERE m.conversation_id = ? ORDER BY m.seq, p.ordinal",
+                [conversation_id],
+            )
+        ]
+        out += [
+            HashedRow(
+                "native_record",
+                r["message_id"],
+                None,
+                r["id"],
+                r["raw_hash"],
+                (unpack_raw(r["raw"]),),
+            )
+            for r in self.s._q(
+                "SELECT id, message_id, raw, raw_hash FROM native_records "
+                "WHERE conversation_id = ? ORDER BY id",
+                [conversation_id],
+            )
+        ]
+        return out
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         check_text(raw, "native record")
         with self.s._atomic():
             cur = self.db.execute(
-                "UPDATE native_records SET raw = ? WHERE id = ?", (pack_raw(raw), record_id)
+                "UPDATE native_records SET raw = ?, raw_hash = ? WHERE id = ?",
+                (pack_raw(raw), raw_hash(raw), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")

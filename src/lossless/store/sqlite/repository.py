@@ -7,6 +7,7 @@ Raw lines of at least ``PACK_MIN_CHARS`` characters are stored zlib-packed
 from __future__ import annotations
 
 import json
+import sqlite3
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from lossless.models import (
     Summary,
 )
 from lossless.store import rows
+from lossless.store.hashing import message_hash, part_hash, raw_hash
 
 if TYPE_CHECKING:
     from lossless.store.sqlite.store import SQLiteStore
@@ -45,6 +47,14 @@ def pack_raw(raw: str) -> str | bytes:
 
 def unpack_raw(value: str | bytes) -> str:
     return value if isinstance(value, str) else zlib.decompress(value).decode("utf-8")
+
+
+def register_hash_functions(db: sqlite3.Connection) -> None:
+    """The content-hash functions migration 0007 and rewrites use in SQL
+    (the same definitions as ``lossless.store.hashing``)."""
+    db.create_function("lcm_message_hash", 2, message_hash, deterministic=True)
+    db.create_function("lcm_part_hash", 4, part_hash, deterministic=True)
+    db.create_function("lcm_raw_hash", 1, lambda raw: raw_hash(unpack_raw(raw)), deterministic=True)
 
 
 def to_conversation(row: Any) -> Conversation:

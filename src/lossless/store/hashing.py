@@ -1,0 +1,35 @@
+"""Content hashes recorded at ingest and recomputed by ``lcm verify``.
+
+One definition for both backends: migration 0007 computes the same hex
+SHA-256 in SQL (PostgreSQL) or through these functions registered on the
+connection (SQLite) for rows stored before it. Fields are joined with the
+unit separator; a missing (NULL) field is the record separator alone, so
+"no text" and "empty text" hash differently. Metadata is not hashed: JSON
+backends may reorder keys, and the content is what must be byte-exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = ["message_hash", "part_hash", "raw_hash"]
+
+_SEP = "\x1f"
+_NULL = "\x1e"
+
+
+def _hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def message_hash(role: str, content: str) -> str:
+    return _hex(_SEP.join(("m", role, content)))
+
+
+def part_hash(kind: str, text: str | None, tool_name: str | None, tool_call_id: str | None) -> str:
+    fields = (kind, *(_NULL if f is None else f for f in (text, tool_name, tool_call_id)))
+    return _hex(_SEP.join(("p", *fields)))
+
+
+def raw_hash(raw: str) -> str:
+    return _hex(raw)
