@@ -2,14 +2,15 @@
 every request (path, headers, JSON body): the off-machine LLM APIs, on the wire.
 
 It answers the Anthropic Messages and OpenAI Chat Completions paths; tests
-script the bodies in each provider's format.
+script the bodies in each provider's format, or set ``responder`` to answer
+each request from what it asked (``tests/summarize/model_server.py``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,9 @@ class WireServer(ThreadingHTTPServer):
         self.received: list[Received] = []
         self.lock = threading.Lock()
         self.release = threading.Event()  # set at teardown to free delayed handlers
+        # When set, answers every request the script does not (a model whose
+        # reply depends on the prompt).
+        self.responder: Callable[[Received], Reply] | None = None
 
     @property
     def port(self) -> int:
@@ -71,6 +75,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
             elif self.server.script:
                 reply = self.server.script.pop(0)
+            elif self.server.responder is not None:
+                reply = self.server.responder(self.server.received[-1])
             else:
                 reply = Reply(500, {"error": {"message": "unscripted request"}})
         if reply.delay_s:

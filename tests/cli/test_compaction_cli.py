@@ -182,6 +182,25 @@ def test_errors_go_to_stderr_with_nonzero_exit(home: Path) -> None:
     assert code == 2 and "not both" in err
 
 
+def test_compact_of_a_leased_conversation_is_not_a_success(home: Path) -> None:
+    store = stored(home)
+    alpha = store.conversations.find_by_session("sess-alpha")
+    assert alpha is not None
+    held = store.leases.acquire(alpha.id, "another-host:4242:abcd", 60)
+    assert held is not None
+    try:
+        code, out, err = run("compact", "sess-alpha", "--wait", "0", "--json")
+        assert code == 3, (code, err)
+        assert json.loads(out)["conversations"][0]["noop"].startswith("busy")
+        assert "another process holds the compaction lease" in err
+        assert store.summaries.list(alpha.id) == []
+    finally:
+        store.leases.release(held)
+    code, _, err = run("compact", "sess-alpha", "--wait", "0")
+    assert code == 0, err
+    store.close()
+
+
 def test_expand_pages_with_cursors_and_opens_around_a_message(home: Path) -> None:
     run("compact", "sess-alpha", "-q")
     store = stored(home)

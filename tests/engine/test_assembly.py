@@ -122,7 +122,7 @@ def test_summary_text_cannot_break_out_of_its_wrapper() -> None:
     xml = render_summary(evil)
     assert xml.count("<summary ") == 1 and xml.count("</summary>") == 1
     assert xml.count("<content>") == 1 and xml.count("</content>") == 1
-    assert "&lt;/content>&lt;/summary>" in xml
+    assert "&lt;/content&gt;&lt;/summary&gt;" in xml
     assert "Expand for details about: the original messages from 2026-01-01" in xml
 
 

@@ -103,7 +103,7 @@ def test_leaf_pass_takes_the_oldest_chunk_with_timestamps_and_continuity(tmp_pat
     pass1 = first.passes[0]
     request = summarizer.calls[0]
     assert request.depth == 0 and request.previous_context is None
-    assert request.text.startswith("[2026-02-12T10:00:07.000Z] user:\nTurn 0:")
+    assert request.text.startswith("[2026-02-12T10:00:07.000Z] user (msg 1):\nTurn 0:")
     assert request.target_tokens == 60
 
     summary = store.summaries.get(pass1.summary_id or "")
@@ -259,7 +259,8 @@ def test_compact_until_under_stops_at_the_target(tmp_path: Path) -> None:
 
 
 def test_compact_until_under_relaxes_fanout_then_reports_the_tail(tmp_path: Path) -> None:
-    config, store, cid = setup(tmp_path, turns=12, leaf_min_fanout=50, condensed_min_fanout=50)
+    # 13 turns: the leaf summaries condense into same-depth runs that end in a pair.
+    config, store, cid = setup(tmp_path, turns=13, leaf_min_fanout=50, condensed_min_fanout=50)
     result = Compactor(store, config, CountingSummarizer()).compact_until_under(cid, 1)
     assert not result.reached_target
     assert result.noop is not None and "protected tail" in result.noop

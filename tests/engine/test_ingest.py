@@ -298,3 +298,35 @@ def test_generic_files_are_keyed_by_more_than_their_name(engine: Engine, tmp_pat
     # The cursor is not what keys it: a fresh store derives the same session.
     with Engine.open(tmp_path / "other-home") as other:
         assert other.import_file(lines, "generic", final=True).session_id == one.session_id
+
+
+def test_a_line_edited_after_import_is_a_problem_line_with_its_number(
+    engine: Engine, tmp_path: Path
+) -> None:
+    source = Path(__file__).resolve().parents[2] / "examples" / "sample-session.jsonl"
+    path = tmp_path / "session.jsonl"
+    shutil.copy(source, path)
+    first = engine.import_file(path, final=True)
+    assert first.messages_added > 0 and not first.problems
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    target = next(
+        i
+        for i, line in enumerate(lines)
+        if i > len(lines) // 2 and json.loads(line).get("type") == "user" and '"content": "' in line
+    )
+    edited = lines[target].replace('"content": "', '"content": "EDITED ', 1)
+    assert edited != lines[target]
+    lines[target] = edited
+    path.write_text("".join(lines), "utf-8")
+    again = engine.import_file(path, final=True)
+    assert again.messages_added == 0
+    assert any(f"session.jsonl:{target + 1}: this line changed" in p for p in again.problems), (
+        again.problems
+    )
+    # The stored history is untouched.
+    assert first.conversation_id is not None
+    stored = engine.store.messages.list(first.conversation_id)
+    assert not any("EDITED" in m.content for m in stored)
+    # An unchanged re-read reports nothing.
+    shutil.copy(source, path)
+    assert not engine.import_file(path, final=True).problems

@@ -119,10 +119,11 @@ def test_user_patterns_from_the_cli(tmp_path: Path) -> None:
         runner.invoke(cli, ["sensitive", "test", "see ACME-12345 now", "--json"]).stdout
     )
     assert tested == {"text": "see ACME-[REDACTED:user:ticket] now", "counts": {"user:ticket": 1}}
-    transcript = tmp_path / "t.jsonl"
+    transcript = tmp_path / "tickets.jsonl"
     transcript.write_text(json.dumps({"role": "user", "content": "ticket ACME-54321"}) + "\n")
     runner.invoke(cli, ["import", "--complete", "-q", str(transcript)])
-    shown = json.loads(runner.invoke(cli, ["messages", "t", "--json"]).stdout)
+    # A generic file's session is its name plus a hash of its path: a prefix finds it.
+    shown = json.loads(runner.invoke(cli, ["messages", "tickets", "--json"]).stdout)
     assert shown["messages"][0]["content"] == "ticket ACME-[REDACTED:user:ticket]"
     removed = runner.invoke(cli, ["sensitive", "remove", "ticket"])
     assert removed.exit_code == 0

@@ -673,6 +673,27 @@ class StoreConformance:
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(store.messages.count_by_conversation(many).values()) == 6
 
+    def test_size_by_table_names_the_tables_and_grows_with_them(self, store: Store) -> None:
+        before = store.size_by_table()
+        assert {"messages", "message_parts", "native_records", "summaries"} <= set(before)
+        assert list(before.values()) == sorted(before.values(), reverse=True)
+        cid = self.conv(store)
+        store.messages.append(
+            cid,
+            [
+                msg(
+                    "x" * 2_000 + str(i),
+                    f"k{i}",
+                    records=(NewNativeRecord(f"n{i}", "line", "y" * 2_000),),
+                )
+                for i in range(200)
+            ],
+        )
+        after = store.size_by_table()
+        assert after["messages"] > before["messages"]
+        assert after["native_records"] > before["native_records"]
+        assert not any(name.endswith(("_data", "_idx", "_docsize")) for name in after)
+
     # -- rewriting stored text (sensitive purge) -----------------------
 
     def test_rewrite_message_follows_in_every_search(self, store: Store) -> None:

@@ -195,3 +195,15 @@ def test_a_secret_in_an_invalid_payload_never_reaches_the_log(lcm_home: Path) ->
     for path in lcm_home.rglob("*"):
         if path.is_file():
             assert token.encode() not in path.read_bytes(), path
+
+
+def test_a_duplicate_uuid_with_other_content_is_reported(tmp_path: Path) -> None:
+    first = _record("s-dup", "u1", "the original text")
+    second = _record("s-dup", "u1", "something else under the same id")
+    same = first  # an exact repeat (a resumed session copies records) is no problem
+    path = _session(tmp_path, "dup.jsonl", [first, same, second, _record("s-dup", "u2", "x")])
+    run = lcm("import", str(path), "--complete", "--json")
+    report = json.loads(run.stdout)["files"][0]
+    assert report["messages_added"] == 2
+    assert len(report["problems"]) == 1
+    assert "dup.jsonl:3" in report["problems"][0] and "different content" in report["problems"][0]

@@ -4,6 +4,7 @@ hits as `lcm grep` / `lcm search`, the DAG paged as `lcm expand` walks it."""
 from __future__ import annotations
 
 import json
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,9 @@ def test_dag_children_and_source_messages_are_paged(ui_server: UiServer, real_st
         assert page["kind"] == "message"
         seen.extend(m["id"] for m in page["items"])
         offset += 10
-    assert seen == cli_json(real_store, "describe", leaf["id"])["source_message_ids"]
+    # A message longer than a page continues on the next one under the same id.
+    whole = [m for i, m in enumerate(seen) if i == 0 or seen[i - 1] != m]
+    assert whole == cli_json(real_store, "describe", leaf["id"])["source_message_ids"]
     # From a source message back up to the root in the context.
     message = get(ui_server, f"api/messages/{seen[-1]}")
     assert message["covering_summary_id"] == leaf["id"]
@@ -198,3 +201,26 @@ def test_dag_of_a_conversation_never_compacted(ui_server: UiServer, real_store: 
     assert dag["roots"] == [] and dag["summary_count"] == 0
     assert dag["context_items"] == dag["raw_in_context"] == len(items) == raw["messages"]
     assert dag["context_tokens"] == sum(i.token_count for i in items)
+
+
+def test_source_messages_page_as_lcm_expand_pages(ui_server: UiServer, real_store: Path) -> None:
+    row = _compacted(ui_server)
+    dag = get(ui_server, f"api/conversations/{row['id']}/dag")
+    leaves = get(ui_server, f"api/summaries/{dag['roots'][0]['id']}/children?limit=200")["items"]
+    leaf = max(leaves, key=lambda n: n["child_count"])
+    cursor = None
+    seen: list[int] = []
+    while True:
+        query = f"&cursor={urllib.parse.quote(cursor)}" if cursor else ""
+        page = get(ui_server, f"api/summaries/{leaf['id']}/expand?tokens=3000{query}")
+        args = ["expand", leaf["id"], "--tokens", "3000"] + (["--cursor", cursor] if cursor else [])
+        expected = cli_json(real_store, *args)
+        assert [str(i["id"]) for i in page["items"]] == [n["id"] for n in expected["nodes"]]
+        assert page["cursor"] == expected["cursor"]
+        seen.extend(i["id"] for i in page["items"])
+        cursor = page["cursor"]
+        if not cursor:
+            break
+    # A message longer than a page continues on the next one under the same id.
+    whole = [m for i, m in enumerate(seen) if i == 0 or seen[i - 1] != m]
+    assert whole == cli_json(real_store, "describe", leaf["id"])["source_message_ids"]

@@ -110,6 +110,15 @@ def state_of(ctx: click.Context) -> CliState:
     return obj
 
 
+def plural(noun: str, count: int) -> str:
+    """``noun`` for ``count`` of it: "1 memory", "2 memories", "3 messages"."""
+    if count == 1:
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def emit_json(value: Any) -> None:
     """Print one JSON document on stdout."""
     click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))

@@ -200,6 +200,7 @@ def compact(
                 bar.update(1)
     if as_json:
         emit_json({"conversations": [_result_json(c, r) for c, r in results]})
+        _exit_if_busy(results, wait)
         return
     shown = [(c, r) for c, r in results if r.acted or r.error or len(results) <= 20]
     if shown:
@@ -233,6 +234,27 @@ def compact(
                 "their protected tail alone is too large.",
                 err=True,
             )
+    _exit_if_busy(results, wait)
+
+
+#: Exit status of `lcm compact` when asked work did not happen because another
+#: process holds a conversation's compaction lease (1 is an error, 0 success).
+EXIT_BUSY = 3
+
+
+def _exit_if_busy(results: list[tuple[Conversation, CompactionResult]], wait: float) -> None:
+    """Asked work that did not happen is not a success: say so, exit 3."""
+    busy = [c for c, r in results if not r.acted and (r.noop or "").startswith("busy")]
+    if not busy:
+        return
+    ids = ", ".join(str(c.id) for c in busy[:10]) + (" ..." if len(busy) > 10 else "")
+    click.echo(
+        f"lcm: {len(busy)} conversation(s) not compacted ({ids}): another process holds "
+        f"the compaction lease (waited {wait:g} s). Retry later or with a longer --wait; a "
+        "lease left by a killed process expires after its time-to-live.",
+        err=True,
+    )
+    raise SystemExit(EXIT_BUSY)
 
 
 def _block_text(block: dict[str, Any], limit: int) -> str:

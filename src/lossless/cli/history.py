@@ -276,8 +276,13 @@ def _by_client(by_client: dict[str, int]) -> str:
 
 @cli.command()
 @click.option("--project", default=None, help="Only this project.")
-@click.option("--client", default=None, help="Only this client (claude-code, codex, generic, api).")
-@click.option("--limit", type=int, default=None, help="At most this many.")
+@click.option(
+    "--client",
+    type=click.Choice(["claude-code", "codex", "generic", "api", "map"]),
+    default=None,
+    help="Only this client.",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @json_option
 @click.pass_context
 def conversations(
@@ -300,7 +305,7 @@ def conversations(
 @cli.command()
 @click.argument("conversation")
 @click.option("--after", "after_seq", type=int, default=None, help="Only messages after this seq.")
-@click.option("--limit", type=int, default=None, help="At most this many.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @click.option("--full", is_flag=True, help="Print whole contents instead of one line each.")
 @json_option
 @click.pass_context
@@ -349,7 +354,7 @@ def messages(
 @click.option("--session", default=None, help="Only this exact session id.")
 @click.option("--project", default=None, help="Only this project.")
 @click.option("--since", default=None, help="Only newer than this: 2026-02-12, 12h, 7d ...")
-@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option(
     "--time-budget",
     type=click.FloatRange(min=0),

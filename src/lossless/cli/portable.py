@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from lossless.cli.app import CliState, cli, emit_json, print_table, state_of
+from lossless.cli.app import CliState, cli, emit_json, plural, print_table, state_of
 from lossless.errors import InputError
 
 
@@ -62,7 +62,7 @@ def export_cmd(ctx: click.Context, output: Path | None, project: str | None, qui
     finally:
         if output:
             target.close()
-    summary = ", ".join(f"{n} {kind}s" for kind, n in sorted(report.counts.items()))
+    summary = ", ".join(f"{n} {plural(kind, n)}" for kind, n in sorted(report.counts.items()))
     click.echo(f"exported {summary or 'nothing'}", err=True)
     if report.missing_files:
         click.echo(

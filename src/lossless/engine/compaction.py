@@ -685,7 +685,9 @@ class Compactor:
         messages = snap.repos.messages.get_many(ids)
         by_id = {m.id: m for m in messages}
         ordered = [by_id[i] for i in ids]
-        text = join_blocks(format_message_block(m.role, m.created_at, m.content) for m in ordered)
+        text = join_blocks(
+            format_message_block(m.role, m.created_at, m.content, message_id=m.id) for m in ordered
+        )
         previous = self._previous_context(snap, chunk.first)
         lease = self._renew(lease)
         done = self._summarize(

@@ -32,6 +32,7 @@ from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
 from lossless.sources.generic import file_session_id
 from lossless.store.contract import Repositories, Store
+from lossless.store.hashing import raw_hash
 from lossless.timeutil import normalize_ts, utc_now_iso
 
 MessagePrep = Callable[[Conversation, NewMessage], NewMessage]
@@ -253,11 +254,16 @@ class Importer:
         pending_messages: list[NewMessage] = []
         pending_records: list[NewNativeRecord] = []
         reported_offset = 0
+        # Content digest per ingest key read from this file: a second record
+        # with a key already used (a duplicate uuid) but other content would be
+        # dropped by the store's unique key without a word.
+        digests: dict[str, str] = {}
 
         def flush() -> None:
             nonlocal pending_messages, pending_records
             if conversation is None or (not pending_messages and not pending_records):
                 return
+            _report_conflicting_duplicates(pending_messages, digests, result)
             self._write(conversation, pending_messages, pending_records, result)
             pending_messages, pending_records = [], []
 
@@ -336,6 +342,43 @@ class Importer:
             created_at=normalize_ts(info.started_at) if info.started_at else None,
         )
 
+    def _report_edited_lines(
+        self,
+        conversation: Conversation,
+        messages: list[NewMessage],
+        known: set[str],
+        redactor: Redactor | None,
+        result: FileImportResult,
+    ) -> None:
+        """A line already imported whose text has changed since is a problem line.
+
+        The stored message is kept as it was (history is immutable); the edit
+        is reported with its file and line number. Lines are compared by the
+        raw hash recorded at ingest, after the same redaction as then.
+        """
+        records = [
+            r
+            for m in messages
+            if m.native_records and m.ingest_key in known
+            for r in m.native_records
+        ]
+        stored = self.store.messages.native_raw_hashes(
+            conversation.id, [r.native_key for r in records]
+        )
+        for record in records:
+            recorded = stored.get(record.native_key)
+            if recorded is None or raw_hash(record.raw) == recorded:
+                continue
+            if redactor is not None:
+                (redacted,), _ = redact_records(redactor, [record])
+                if raw_hash(redacted.raw) == recorded:
+                    continue
+            where = f"{record.source_path or '?'}:{record.line_no}" if record.line_no else "?"
+            result.problems.append(
+                f"{where}: this line changed after it was imported (record "
+                f"{record.native_key}); the stored message is kept unchanged"
+            )
+
     def _write(
         self,
         conversation: Conversation,
@@ -350,6 +393,8 @@ class Importer:
         fresh = [m for m in messages if not (m.native_records and m.ingest_key in known)]
         result.messages_skipped += len(messages) - len(fresh)
         redactor = self.redactors.for_conversation(conversation) if self.redactors else None
+        if len(fresh) < len(messages):
+            self._report_edited_lines(conversation, messages, known, redactor, result)
         counts: dict[str, int] = {}
         ready: list[NewMessage] = []
         for message in fresh:
@@ -410,6 +455,26 @@ def _cursor(
         anchor_sha256=_anchor_hash(path, offset),
         updated_at=utc_now_iso(),
     )
+
+
+def _report_conflicting_duplicates(
+    messages: list[NewMessage], digests: dict[str, str], result: FileImportResult
+) -> None:
+    """A problem for each message whose ingest key an earlier one with other content had."""
+    for message in messages:
+        key = message.ingest_key
+        if not key:
+            continue
+        text = f"{message.role}\0{message.content}"
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        first = digests.setdefault(key, digest)
+        if first != digest:
+            record = message.native_records[-1] if message.native_records else None
+            where = f"{record.source_path}:{record.line_no}" if record else result.path
+            result.problems.append(
+                f"{where}: a second record with id {key} but different content; the first "
+                "one is kept, this one is not stored (its line stays in the transcript)"
+            )
 
 
 def _fallback_session(path: Path) -> SessionInfo:

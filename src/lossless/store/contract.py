@@ -288,6 +288,11 @@ class MessageRepository(Protocol):
         """The subset of ``keys`` already stored for the conversation."""
         ...
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        """The raw hash recorded for each of ``keys`` already stored (to tell an
+        unchanged line from one edited after it was imported)."""
+        ...
+
     def count(self, conversation_id: int | None = None) -> int: ...
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
@@ -811,6 +816,12 @@ class Store(Repositories, Protocol):
 
     def info(self) -> dict[str, Any]:
         """Backend facts for ``lcm status``/``doctor`` (location, versions, migrations)."""
+        ...
+
+    def size_by_table(self) -> dict[str, int]:
+        """Bytes each table takes, its indexes included (a full-text index counts
+        as one table), largest first. Reads the storage's own accounting; no
+        table is scanned."""
         ...
 
     def integrity_check(self) -> builtins.list[str]:

@@ -5,6 +5,12 @@ summary is accepted only when it is strictly smaller than its input, and the
 last level is a truncation that cannot fail. Misconfiguration is the exception:
 ``SummarizerFatalError`` (including ``SummarizerAuthError``) propagates, because
 writing truncations under a broken key would silently fill the DAG with junk.
+
+A summary is also refused when it addresses the agent (``injection.scan``:
+overrides, role or tool markers, dangerous commands, exfiltration, goal
+changes): whichever summarizer wrote it, it would re-enter the next context
+with a user message's authority. The truncation level cannot be refused, so it
+withholds such lines of its source itself.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from lossless.injection import neutralize, scan
 from lossless.summarize.errors import SummarizerError, SummarizerFatalError, SummarizerUnavailable
 from lossless.summarize.protocol import Summarizer, SummaryMode, SummaryRequest
 from lossless.tokens import TokenEstimator, estimate_tokens
@@ -94,6 +101,11 @@ def summarize_with_escalation(
         spent_in += response.input_tokens
         spent_out += response.output_tokens
         summary = response.text.strip()
+        findings = scan(summary, reported_speech=True)
+        if findings:
+            shown = "; ".join(f"{f.kind}: {f.excerpt[:60]!r}" for f in findings[:3])
+            errors.append(f"{mode}: summary refused, it addresses the agent ({shown})")
+            continue
         if summary and estimate(summary) < input_size:
             return EscalationResult(
                 text=summary,
@@ -132,11 +144,15 @@ def truncate_for_fallback(
     ``max_tokens`` is halved instead (the engine only escalates on inputs larger
     than the target, so this is a safety net that still makes progress). Input
     of 0 or 1 tokens is returned unchanged: nothing can be saved.
+
+    Instruction-like lines of ``text`` (``injection.neutralize``) are withheld
+    first: this level copies its source, and its source is untrusted.
     """
     size = estimate(text)
     if size <= 1:
         return text
     limit = max_tokens if size > max_tokens else size // 2
+    text = neutralize(text).text
     marker = f"\n{TRUNCATION_MARKER}\n"
     room = limit - estimate(marker)
     if room <= 0:
@@ -152,6 +168,9 @@ def truncate_for_fallback(
         result = f"{head}{marker}{tail}".strip("\n")
     if estimate(result) > limit:
         result = _prefix_within(result, limit, estimate)
+    if scan(result):
+        # A cut can leave a fragment that reads differently from its whole line.
+        result = _prefix_within(neutralize(result).text, limit, estimate)
     return result
 
 

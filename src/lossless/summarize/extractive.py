@@ -32,6 +32,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from lossless.injection import joined, neutralize, scan
 from lossless.summarize import identifiers as ids
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
@@ -61,6 +62,7 @@ _ROLE_HEADER_RE = re.compile(
     (?P<label>(?:{_ROLES}))\]?(?:\*\*)?\s*(?::|$)(?:\*\*)?\s*(?P<rest>.*)$""",
     re.IGNORECASE | re.VERBOSE,
 )
+_MSG_ID_RE = re.compile(r"\s*\(msg (\d+)\)")
 _SUMMARY_TAG_RE = re.compile(r"^\s*<summary\b[^>]*>\s*$", re.IGNORECASE)
 _ATTR_TS_RE = re.compile(r'(earliest_at|latest_at)="([^"]*)"')
 _PURE_TAG_RE = re.compile(r"^\s*</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>\s*$")
@@ -79,20 +81,6 @@ _BULLET_RE = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 # `cat -n` / Claude Code Read gutters ("  14→", "14\t"): numbering, not content.
 _GUTTER_RE = re.compile(r"^\s*\d+(?:→|\t|\s\|)")
 _TAG_RE = re.compile(r"</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>")
-# Text inside tool output that addresses the reader: a prompt-injection vector.
-# The extractive summarizer cannot rephrase it in the third person, so it drops it.
-_INJECTION_RE = re.compile(
-    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\b"
-    r"|\b(?:new|updated|system)\s+instructions?\b|\bsystem prompt\b",
-    re.IGNORECASE,
-)
-_TOOL_IMPERATIVE_RE = re.compile(
-    r"\byou\s+(?:\w+\s+(?:and|or)\s+)?(?:must|should|need to|are required to|have to|will now)\b"
-    r"|^\W*(?:important|reminder|note to (?:the )?(?:ai|assistant|model))\s*:"
-    r"|\b(?:do not|don't|never|always)\s+(?:respond|reply|mention|tell|reveal|follow|run|execute)\b",
-    re.IGNORECASE,
-)
-
 _ERROR_RE = re.compile(
     r"\b(?:errors?|exception|traceback|failed|failing|failure|fatal|panic(?:ked)?|denied|"
     r"refused|segfault|abort(?:ed)?|cannot|can't|couldn't|unable to|"
@@ -181,6 +169,7 @@ class _Block:
     # The source summary this block is part of (its own index for a summary
     # header): a summary's text carries message headers of its own.
     source: int = 0
+    message_id: str | None = None
 
 
 def _compact_ts(value: str) -> str:
@@ -389,6 +378,9 @@ class _Parsed:
     index: ids.IdentIndex = field(default_factory=ids.IdentIndex)
     noise: int = 0
     injected: int = 0
+    # Message ids (from `(msg N)` block headers) whose text held an
+    # instruction-like passage, for the footer's neutral note.
+    injected_in: list[str] = field(default_factory=list)
 
 
 _DIGITS_RE = re.compile(r"\d+")
@@ -403,6 +395,27 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     pos = 0
     in_tool = False
     in_fence = False
+    verdicts: dict[str, bool] = {}
+    # The last kept unit and its unclipped text: the first half of a payload
+    # split across two lines is only recognisable once the second arrives.
+    previous: tuple[_Unit, str] | None = None
+
+    def flagged(piece: str) -> bool:
+        if piece not in verdicts:
+            verdicts[piece] = bool(scan(piece))
+        return verdicts[piece]
+
+    def withdraw(unit: _Unit) -> None:
+        for units in (parsed.units, blocks[unit.block].units):
+            if units and units[-1] is unit:
+                units.pop()
+        parsed.injected += 1
+        note_source(blocks[unit.block])
+
+    def note_source(block: _Block) -> None:
+        if block.message_id and block.message_id not in parsed.injected_in:
+            parsed.injected_in.append(block.message_id)
+
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -413,6 +426,12 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
         header = None if in_fence else _header_of(line)
         if header is not None:
             stamp, label, rest = header
+            message_id = None
+            if label:
+                found_id = _MSG_ID_RE.search(label)
+                if found_id:
+                    message_id = found_id.group(1)
+                    label = (label[: found_id.start()] + label[found_id.end() :]).strip()
             role = _role_of(label)
             shown = " ".join(p for p in (f"[{stamp}]" if stamp else None, label) if p)
             source = len(blocks) if role == "summary" else blocks[-1].source
@@ -422,6 +441,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
                     stamp=stamp,
                     role=role,
                     source=source,
+                    message_id=message_id,
                 )
             )
             in_tool = role == "tool"
@@ -431,6 +451,9 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
         if line.startswith(EXPAND_PREFIX):
             # A source summary's pointer list is merged into ours, not kept as a line.
             for item in _expand_items(line):
+                if flagged(item):
+                    parsed.injected += 1
+                    continue
                 if item not in parsed.expand_items:
                     parsed.expand_items.append(item)
             continue
@@ -456,8 +479,15 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             if _is_noise(piece):
                 parsed.noise += 1
                 continue
-            if _INJECTION_RE.search(piece) or (tool_text and _TOOL_IMPERATIVE_RE.search(piece)):
+            # Sources are untrusted and a selected line is copied verbatim, so
+            # a line that addresses the agent is never selected, alone or as
+            # the second half of a payload split across lines or messages.
+            if flagged(piece) or (previous is not None and flagged(joined(previous[1], piece))):
+                if previous is not None and not flagged(piece):
+                    withdraw(previous[0])
                 parsed.injected += 1
+                note_source(block)
+                previous = None
                 continue
             memo_key = (piece, block.role, tool_text)
             if memo_key not in scored:  # repeated lines are common in tool output
@@ -492,6 +522,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             seen.add(key)
             block.units.append(unit)
             parsed.units.append(unit)
+            previous = (unit, piece)
     return parsed
 
 
@@ -659,6 +690,10 @@ class ExtractiveSummarizer:
             out = assemble()
         if est(out) > budget:
             out = _fit_chars(out, budget, est)
+        if scan(out):
+            # Lines that are harmless apart can combine once selected next to
+            # each other (or the identifier list can quote a command).
+            out = _fit_chars(neutralize(out).text, budget, est)
         return out
 
 
@@ -792,7 +827,7 @@ def _footer(
         ("tool output lines", sum(1 for u in omitted if "tool" in u.kinds)),
         ("repeated lines", sum(1 for u in omitted if u.duplicate)),
         ("filler/data lines", parsed.noise),
-        ("instruction-like lines from tool output", parsed.injected),
+        ("instruction-like lines withheld" + _sources_note(parsed.injected_in), parsed.injected),
     ):
         if n:
             counts.append(f"{n} {label}")
@@ -829,6 +864,14 @@ def _footer(
     if names:
         extend(names)
     return "" if line == EXPAND_PREFIX else line
+
+
+def _sources_note(message_ids: list[str]) -> str:
+    """`` (msg 12, 40)``: where the withheld lines were, so they can be inspected."""
+    if not message_ids:
+        return ""
+    shown = ", ".join(message_ids[:5]) + (", …" if len(message_ids) > 5 else "")
+    return f" (msg {shown})"
 
 
 def _fit_chars(text: str, budget: int, est: TokenEstimator) -> str:

@@ -118,6 +118,16 @@ def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | No
             limit=_int(request, "limit", 25),
         )
 
+    def expansion(request: Request, engine: Engine) -> Any:
+        around = _text(request, "around")
+        return graph.expansion_page(
+            engine,
+            request.path_params["sid"],
+            cursor=_text(request, "cursor"),
+            around=_int(request, "around", 0) if around else None,
+            token_cap=_int(request, "tokens", graph.EXPAND_PAGE_TOKENS),
+        )
+
     def message(request: Request, engine: Engine) -> Any:
         return graph.message_detail(engine, request.path_params["mid"])
 
@@ -171,6 +181,7 @@ def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | No
         ("/api/conversations/{ref}/dag", dag),
         ("/api/summaries/{sid}", summary),
         ("/api/summaries/{sid}/children", children),
+        ("/api/summaries/{sid}/expand", expansion),
         ("/api/messages/{mid:int}", message),
         ("/api/search", search),
         ("/api/memories", memories),

@@ -188,3 +188,43 @@ def message_detail(engine: Engine, message_id: int) -> dict[str, Any]:
         "summary_path": ([covering, *ancestors(engine, covering)] if covering else []),
         "native_record_count": found.native_record_count,
     }
+
+
+# Tokens per page of a leaf's source messages: a few screens of text, so a
+# leaf of a real session spans several pages.
+EXPAND_PAGE_TOKENS = 6000
+
+
+def expansion_page(
+    engine: Engine,
+    summary_id: str,
+    *,
+    cursor: str | None,
+    around: int | None,
+    token_cap: int = EXPAND_PAGE_TOKENS,
+) -> dict[str, Any]:
+    """One page of ``summary_id``'s expansion, exactly as ``lcm expand`` pages it
+    (``Engine.expand``): a token-capped page, a cursor to go on, one to go back."""
+    if token_cap < 1:
+        raise InputError("tokens must be 1 or more")
+    page = engine.expand(summary_id, depth=1, token_cap=token_cap, cursor=cursor, around=around)
+    return {
+        "summary_id": summary_id,
+        "position": page.position,
+        "total": page.total_nodes,
+        "cursor": page.cursor,
+        "before_cursor": page.before_cursor,
+        "token_count": page.token_count,
+        "items": [
+            {
+                "kind": n.kind,
+                "id": int(n.id) if n.kind == "message" else n.id,
+                "role": n.role,
+                "created_at": n.created_at,
+                "token_count": n.token_count,
+                "content": n.content,
+                "clipped": n.clipped,
+            }
+            for n in page.nodes
+        ],
+    }

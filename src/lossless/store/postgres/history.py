@@ -322,6 +322,18 @@ class Messages(Repo):
             )
         }
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        if not keys:
+            return {}
+        return {
+            r["native_key"]: r["raw_hash"]
+            for r in self.s._q(
+                "SELECT native_key, raw_hash FROM native_records WHERE conversation_id = %s "
+                "AND native_key = ANY(%s)",
+                [conversation_id, list(dict.fromkeys(keys))],
+            )
+        }
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")

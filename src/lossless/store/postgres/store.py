@@ -449,6 +449,15 @@ class PostgresStore:
             },
         }
 
+    def size_by_table(self) -> dict[str, int]:
+        found = self._q(
+            "SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'lcm' AND c.relkind IN ('r', 'p', 'm')"
+        )
+        sizes = {str(r["name"]): int(r["bytes"]) for r in found}
+        return dict(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+
 
 def _conforms(store: PostgresStore) -> Store:
     """Never called: makes mypy prove that ``PostgresStore`` satisfies the contract."""

@@ -341,6 +341,22 @@ class Messages(Repo):
             )
         return found
 
+    def native_raw_hashes(self, conversation_id: int, keys: Sequence[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                (r["native_key"], r["raw_hash"])
+                for r in self.s._q(
+                    f"SELECT native_key, raw_hash FROM native_records WHERE conversation_id = ? "
+                    f"AND native_key IN ({marks})",
+                    [conversation_id, *chunk],
+                )
+            )
+        return found
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")

@@ -351,6 +351,33 @@ class SQLiteStore:
             "migrations": [f"{m.version:04d}_{m.name}" for m in self.migrations()],
         }
 
+    def size_by_table(self) -> dict[str, int]:
+        # dbstat names every b-tree; an index belongs to its table, and a
+        # full-text index's shadow tables (messages_fts_data, ...) to it.
+        schema = self._q("SELECT type, name, tbl_name, sql FROM sqlite_schema")
+        virtual = [
+            r["name"] for r in schema if (r["sql"] or "").upper().startswith("CREATE VIRTUAL")
+        ]
+        owner = {r["name"]: r["tbl_name"] for r in schema if r["type"] == "index"}
+        for r in schema:
+            for table in virtual:
+                if r["name"].startswith(table + "_"):
+                    owner[r["name"]] = table
+        try:
+            pages = self._q("SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"this SQLite ({sqlite3.sqlite_version}) has no dbstat: {exc}"
+            ) from exc
+        sizes: dict[str, int] = {}
+        for r in pages:
+            name = str(r["name"])
+            table = owner.get(name, name)
+            if table.startswith("sqlite_autoindex_"):
+                table = name
+            sizes[table] = sizes.get(table, 0) + int(r["bytes"])
+        return dict(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+
 
 def open_sqlite(path: Path | str) -> SQLiteStore:
     try:

@@ -5,7 +5,7 @@
 import { api } from "../api.js";
 import { h, put, svg, num, span, when, badge } from "../dom.js";
 
-const W = 176, H = 92, GAP_X = 14, GAP_Y = 58, CHILD_PAGE = 25, MSG_PAGE = 25;
+const W = 176, H = 92, GAP_X = 14, GAP_Y = 58, CHILD_PAGE = 25;
 
 export async function render(root, { match, params, go, isCurrent }) {
   const ref = decodeURIComponent(match[1]);
@@ -129,23 +129,26 @@ export async function render(root, { match, params, go, isCurrent }) {
     if (chosen && chosen.scrollIntoView) chosen.scrollIntoView({ block: "nearest", inline: "center" });
   }
 
-  async function messagesPage(id, offset, into) {
-    const page = await api(`summaries/${id}/children`, { offset, limit: MSG_PAGE });
-    const last = offset + page.items.length;
+  // A leaf's source messages, a page at a time exactly as `lcm expand` pages
+  // them (token-capped pages, a cursor forward and one back).
+  // `trail` holds the cursors of the pages before this one, for Previous.
+  async function messagesPage(id, cursor, into, trail = []) {
+    const page = await api(`summaries/${id}/expand`, { cursor });
+    const last = page.position + page.items.length;
     into.replaceChildren(
       h(
         "div",
         { class: "pager" },
-        h("button", { type: "button", id: "msgs-prev", disabled: offset <= 0, onclick: () => messagesPage(id, Math.max(0, offset - MSG_PAGE), into) }, "‹ Previous"),
-        h("span", { class: "muted", id: "msgs-range" }, ` messages ${num(page.total ? offset + 1 : 0)}–${num(last)} of ${num(page.total)} `),
-        h("button", { type: "button", id: "msgs-next", disabled: last >= page.total, onclick: () => messagesPage(id, last, into) }, "Next ›"),
+        h("button", { type: "button", id: "msgs-prev", disabled: !page.before_cursor && !trail.length, onclick: () => (trail.length ? messagesPage(id, trail[trail.length - 1], into, trail.slice(0, -1)) : messagesPage(id, page.before_cursor, into)) }, "‹ Previous"),
+        h("span", { class: "muted", id: "msgs-range" }, ` messages ${num(page.total ? page.position + 1 : 0)}–${num(last)} of ${num(page.total)} `),
+        h("button", { type: "button", id: "msgs-next", disabled: !page.cursor, onclick: () => messagesPage(id, page.cursor, into, [...trail, cursor]) }, "Next ›"),
       ),
       ...page.items.map((m) =>
         h(
           "article",
-          { class: `msg ${m.role}`, dataset: { message: m.id } },
-          h("div", { class: "msg-head" }, `${m.role} · seq ${m.seq} · ${when(m.created_at)} · ${num(m.token_count)} tok `, h("a", { href: `#/m/${m.id}`, class: "open-message" }, `message ${m.id}`)),
-          h("pre", {}, m.content + (m.clipped ? ` … (${num(m.chars)} chars: open the message for all)` : "")),
+          { class: `msg ${m.role || "summary"}`, dataset: { message: m.id } },
+          h("div", { class: "msg-head" }, `${m.role} · ${when(m.created_at)} · ${num(m.token_count)} tok `, h("a", { href: `#/m/${m.id}`, class: "open-message" }, `message ${m.id}`)),
+          h("pre", {}, m.content + (m.clipped ? " … (clipped at the page's token cap: open the message for all)" : "")),
         ),
       ),
     );
@@ -169,7 +172,7 @@ export async function render(root, { match, params, go, isCurrent }) {
       const list = h("div", { id: "source-messages" });
       body.push(h("h3", {}, `Source messages (${num(detail.child_count)})`), list);
       panel.replaceChildren(...body);
-      await messagesPage(id, 0, list);
+      await messagesPage(id, null, list);
     }
   }
 

@@ -1,0 +1,289 @@
+"""Prompt injection through summaries: share of payloads neutralized, of benign passages kept.
+
+Every entry of the corpus (``tests/summarize/injection_corpus.py``: payloads
+and benign look-alikes) is planted in a small realistic transcript (a build
+request, a tool call, its output holding the entry, a closing note; a split
+payload spans two consecutive tool results; user and assistant entries sit in
+those messages) and summarized on both paths:
+
+- extractive: ``summarize_with_escalation`` over ``ExtractiveSummarizer``;
+- model (openai, anthropic): the real provider and SDK against a local HTTP
+  server whose "model" copies the entry into its summary at both levels (the
+  worst case: a model that obeys or quotes everything). Escalation must refuse
+  it; the fallback truncation must withhold it.
+
+A payload is *neutralized* when its core text does not reach the summary as
+shown in the assembled context (``render_summary``): withheld from the summary,
+or, for markup, escaped so it is no longer a tag. A benign passage is *kept*
+when detection changed nothing: on the extractive path the summary equals the
+one produced with detection switched off; on the model path the model's normal
+summary was accepted and still holds the passage. The "no detection" rows are
+the same runs with detection switched off, for comparison.
+
+    .venv/bin/python benchmarks/bench_injection.py [--paths extractive,openai,anthropic] [--show-misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.summarize.injection_corpus import BENIGN, PAYLOADS, Entry
+from tests.summarize.model_server import API_KEY, MODEL, model_server
+from tests.summarize.model_server import base_url as model_base_url
+
+from lossless.engine.assembly import render_summary
+from lossless.injection import Neutralized
+from lossless.models import Summary
+from lossless.summarize import (
+    ExtractiveSummarizer,
+    Summarizer,
+    build_summarizer,
+    format_message_block,
+    join_blocks,
+    summarize_with_escalation,
+)
+
+BUILD_LOG = [
+    "+ make -C services/api build",
+    "go build -o bin/api ./cmd/api",
+    "ok  	github.com/acme/api/internal/store	0.412s",
+    "ok  	github.com/acme/api/internal/http	1.207s",
+    "--- FAIL: TestMigrate (0.03s)",
+    "    migrate_test.go:41: expected 12 tables, got 11",
+    "FAIL	github.com/acme/api/internal/migrate	0.088s",
+    "make: *** [Makefile:23: test] Error 1",
+]
+TARGET_TOKENS = 250
+
+
+def transcript(entry: Entry) -> str:
+    """The entry planted in a short session, as compaction renders it."""
+    ts = "2026-03-04T09:{:02d}:00.000Z"
+    request = "Please find out why the nightly build of services/api fails and fix it."
+    closing = (
+        "The migration test expected 12 tables; I added the missing audit_log "
+        "migration in migrations/0012_audit_log.sql and the build passes now."
+    )
+    user_text = request + ("\n" + entry.text if entry.where == "user" else "")
+    closing_text = closing + ("\n" + entry.text if entry.where == "assistant" else "")
+    tool = "WebFetch" if entry.where == "web" else "Bash"
+    blocks = [
+        format_message_block("user", ts.format(0), user_text, message_id=101),
+        format_message_block(
+            "assistant",
+            ts.format(1),
+            f'[tool_use {tool}] {{"command": "make test"}}',
+            message_id=102,
+        ),
+    ]
+    planted = entry.parts if entry.where in ("tool", "web") else ()
+    log = "\n".join(BUILD_LOG)
+    if len(planted) <= 1:
+        body = f"[tool_result] {log}" + (f"\n{planted[0]}" if planted else "")
+        blocks.append(format_message_block("tool", ts.format(2), body, message_id=103))
+    else:
+        # Two consecutive tool results (parallel calls): the payload's halves
+        # are adjacent across the message boundary.
+        blocks.append(
+            format_message_block(
+                "tool", ts.format(2), f"[tool_result] {log}\n{planted[0]}", message_id=103
+            )
+        )
+        blocks.append(
+            format_message_block(
+                "tool", ts.format(3), f"[tool_result] {planted[1]}\nexit status 0", message_id=104
+            )
+        )
+    blocks.append(format_message_block("assistant", ts.format(5), closing_text, message_id=105))
+    return join_blocks(blocks)
+
+
+@dataclass
+class Outcome:
+    summary: str
+    level: str
+    shown: str
+
+
+def shown_in_context(text: str) -> str:
+    summary = Summary(
+        id="sum_00000000000000aa",
+        conversation_id=1,
+        kind="leaf",
+        depth=0,
+        content=text,
+        token_count=1,
+        earliest_at="2026-03-04T09:00:00.000Z",
+        latest_at="2026-03-04T09:05:00.000Z",
+        descendant_count=0,
+        source_token_count=1,
+        created_at="2026-03-04T09:06:00.000Z",
+    )
+    return render_summary(summary)
+
+
+@contextlib.contextmanager
+def detection(enabled: bool) -> Iterator[None]:
+    if enabled:
+        yield
+        return
+    nothing: Any = lambda text, **_: []  # noqa: E731
+    unchanged: Any = lambda text, **_: Neutralized(text, 0)  # noqa: E731
+    with contextlib.ExitStack() as stack:
+        for module in ("extractive", "escalation"):
+            stack.enter_context(mock.patch(f"lossless.summarize.{module}.scan", nothing))
+            stack.enter_context(mock.patch(f"lossless.summarize.{module}.neutralize", unchanged))
+        yield
+
+
+class EchoModel:
+    """What the scripted model writes: the entry copied into an otherwise plain summary."""
+
+    def __init__(self) -> None:
+        self.entry: Entry | None = None
+
+    def __call__(self, prompt: str) -> str:
+        assert self.entry is not None
+        echoed = " ".join(" ".join(self.entry.parts).split())
+        if "AGGRESSIVE MODE" in prompt:
+            return f"- nightly build of services/api failed in TestMigrate\n- {echoed}"
+        return (
+            "[2026-03-04 09:00] The user asked why the nightly build of services/api fails. "
+            f"The test output said: {echoed} The agent added migrations/0012_audit_log.sql "
+            "and the build passes.\nExpand for details about: full test output"
+        )
+
+
+def run(summarizer: Summarizer, entry: Entry) -> Outcome:
+    result = summarize_with_escalation(
+        summarizer, transcript(entry), depth=0, target_tokens=TARGET_TOKENS
+    )
+    return Outcome(result.text, result.level, shown_in_context(result.text))
+
+
+@dataclass
+class Tally:
+    payloads: int = 0
+    withheld: int = 0
+    escaped: int = 0
+    benign: int = 0
+    kept: int = 0
+
+    def row(self, name: str) -> str:
+        neutral = self.withheld + self.escaped
+        return (
+            f"| {name} | {self.payloads} | {neutral} ({pct(neutral, self.payloads)}) | "
+            f"{self.withheld} / {self.escaped} | {self.payloads - neutral} | "
+            f"{self.benign} | {self.kept} ({pct(self.kept, self.benign)}) |"
+        )
+
+
+def pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}%" if d else "-"
+
+
+def measure(
+    path: str, summarizer: Summarizer, echo: EchoModel | None, *, enabled: bool, misses: list[str]
+) -> dict[str, Tally]:
+    tallies = {"dev": Tally(), "holdout": Tally(), "holdout2": Tally(), "all": Tally()}
+    for entry in PAYLOADS:
+        if echo is not None:
+            echo.entry = entry
+        with detection(enabled):
+            outcome = run(summarizer, entry)
+        live = entry.core in outcome.shown
+        in_summary = entry.core in outcome.summary
+        for key in (entry.split, "all"):
+            t = tallies[key]
+            t.payloads += 1
+            if not in_summary:
+                t.withheld += 1
+            elif not live:
+                t.escaped += 1
+        if live and enabled and entry.split == "dev":
+            misses.append(f"{path}: payload {entry.id} ({entry.split}) reached the context")
+    for entry in BENIGN:
+        if echo is not None:
+            echo.entry = entry
+        with detection(enabled):
+            outcome = run(summarizer, entry)
+        if echo is None:
+            with detection(False):
+                baseline = run(summarizer, entry)
+            kept = outcome.summary == baseline.summary
+        else:
+            kept = outcome.level == "normal" and " ".join(entry.core.split()) in outcome.summary
+        for key in (entry.split, "all"):
+            tallies[key].benign += 1
+            tallies[key].kept += kept
+        if not kept and enabled and entry.split == "dev":
+            misses.append(
+                f"{path}: benign {entry.id} ({entry.split}) was not kept: {outcome.summary[:160]!r}"
+            )
+    return tallies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paths", default="extractive,openai,anthropic")
+    parser.add_argument(
+        "--show-misses",
+        action="store_true",
+        help="list the development-split entries that failed (held-out ones are never listed)",
+    )
+    args = parser.parse_args(argv)
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+
+    def count(entries: list[Entry], split: str) -> int:
+        return sum(e.split == split for e in entries)
+
+    print(
+        f"corpus: {len(PAYLOADS)} payloads (dev {count(PAYLOADS, 'dev')}, held out "
+        f"{count(PAYLOADS, 'holdout')} + {count(PAYLOADS, 'holdout2')}), {len(BENIGN)} benign "
+        f"(dev {count(BENIGN, 'dev')}, held out {count(BENIGN, 'holdout')} + "
+        f"{count(BENIGN, 'holdout2')})\n"
+    )
+    print(
+        "| path | payloads | neutralized | withheld / escaped | reached context | benign | kept |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    misses: list[str] = []
+    echo = EchoModel()
+    with model_server(echo) as server:
+        for path in paths:
+            summarizer: Summarizer
+            if path == "extractive":
+                summarizer, model = ExtractiveSummarizer(), None
+            else:
+                summarizer = build_summarizer(
+                    path,
+                    model=MODEL,
+                    api_key=API_KEY,
+                    base_url=model_base_url(server, path),
+                    timeout_s=10,
+                    retries=0,
+                )
+                model = echo
+            for enabled in (True, False):
+                tallies = measure(path, summarizer, model, enabled=enabled, misses=misses)
+                label = path if enabled else f"{path}, no detection"
+                for split in ("dev", "holdout", "holdout2", "all"):
+                    if enabled or split == "all":
+                        print(tallies[split].row(f"{label} ({split})"))
+    if args.show_misses and misses:
+        print()
+        print("\n".join(misses))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""No summary text can close the summary element or open another element.
+
+Property tests (hypothesis) over ``render_summary`` and whole assemblies in
+both API shapes, and real transcripts from ../shared/data with payloads planted
+in their tool results, compacted and assembled: every tag in a summary message
+is one of the wrapper's own, and no planted instruction survives as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.summarize.injection_corpus import PAYLOADS
+
+from lossless.engine.assembly import SUMMARIES_NOTE, assemble, render_summary
+from lossless.engine.engine import Engine
+from lossless.injection import escape_markup
+from lossless.models import Summary
+
+WRAPPER_TAGS = {"summary", "parents", "summary_ref", "content"}
+TAG_RE = re.compile(r"<\s*(/?)\s*([A-Za-z_|!?][\w:.|-]*)")
+
+markup = st.text(
+    alphabet=st.sampled_from([*"<>/&|!?\"'= \n\tabcsumryxteopnd_-:", "\u200b", "ｓ"]),
+    max_size=200,
+)
+anything = st.one_of(st.text(max_size=300), markup)
+
+
+def _summary(content: str, summary_id: str = "sum_0123456789abcdef") -> Summary:
+    return Summary(
+        id=summary_id,
+        conversation_id=1,
+        kind="leaf",
+        depth=0,
+        content=content,
+        token_count=10,
+        earliest_at="2026-01-01T00:00:00.000Z",
+        latest_at="2026-01-01T00:01:00.000Z",
+        descendant_count=0,
+        source_token_count=100,
+        created_at="2026-01-01T00:02:00.000Z",
+    )
+
+
+def _tags(xml: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2).lower()) for m in TAG_RE.finditer(xml)]
+
+
+@given(anything)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+def test_summary_text_cannot_close_or_open_an_element(content: str) -> None:
+    xml = render_summary(_summary(content), parents=["sum_aaaaaaaaaaaaaaaa"])
+    tags = _tags(xml)
+    assert {name for _, name in tags} <= WRAPPER_TAGS
+    # Exactly the wrapper's own: one summary, one parents list, one ref, one content.
+    assert tags.count(("", "summary")) == 1 and tags.count(("/", "summary")) == 1
+    assert tags.count(("", "content")) == 1 and tags.count(("/", "content")) == 1
+    assert xml.rstrip().endswith("</summary>")
+    body = xml.split("<content>\n", 1)[1].rsplit("\n  </content>", 1)[0]
+    # The only markup in the body is the pointer line's own mention of <parents>.
+    own = body.replace("listed in <parents> (lcm_expand", "")
+    assert "<" not in own and ">" not in own
+
+
+@given(anything)
+@settings(max_examples=300)
+def test_escape_markup_leaves_no_markup_and_is_reversible(text: str) -> None:
+    escaped = escape_markup(text)
+    assert "<" not in escaped and ">" not in escaped
+    # Nothing is lost: the three escapes undo exactly (&amp; last).
+    restored = escaped.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    assert restored == text
+
+
+def _summary_texts(messages: list[dict[str, Any]], fmt: str) -> list[str]:
+    texts: list[str] = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        blocks = (
+            [content]
+            if isinstance(content, str)
+            else [
+                b.get("text", "")
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text"
+            ]
+        )
+        texts.extend(t for t in blocks if t.startswith("<summary ") or t == SUMMARIES_NOTE)
+    return texts
+
+
+def _plant(source: Path, target: Path, payloads: list[str]) -> int:
+    """Copy a Claude Code transcript, appending a payload to each tool result."""
+    planted = 0
+    with source.open(encoding="utf-8") as src, target.open("w", encoding="utf-8") as out:
+        for line in src:
+            record = json.loads(line)
+            content = (record.get("message") or {}).get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        payload = payloads[planted % len(payloads)]
+                        inner = block.get("content")
+                        if isinstance(inner, str):
+                            block["content"] = f"{inner}\n{payload}"
+                        elif isinstance(inner, list):
+                            inner.append({"type": "text", "text": payload})
+                        else:
+                            block["content"] = payload
+                        planted += 1
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return planted
+
+
+@pytest.mark.parametrize("name", ["tool_heavy.jsonl", "short.jsonl"])
+def test_real_transcript_with_planted_payloads(
+    shared_data: Path, tmp_path: Path, name: str
+) -> None:
+    source = shared_data / "claude-code" / "spotter" / name
+    if not source.is_file():
+        pytest.skip(f"{source} not found")
+    # Payloads without markup must be withheld; markup ones only escaped.
+    chosen = [e for e in PAYLOADS if e.split == "dev" and len(e.parts) == 1]
+    planted_file = tmp_path / name
+    planted = _plant(source, planted_file, [e.text for e in chosen])
+    assert planted > 0
+    home = tmp_path / "home"
+    with Engine.open(
+        home, fresh_tail_count=4, leaf_chunk_tokens=800, leaf_min_fanout=2, condensed_min_fanout=2
+    ) as engine:
+        result = engine.import_file(planted_file, final=True)
+        conversation_id = result.conversation_id
+        assert conversation_id is not None
+        engine.compact(conversation_id)
+        summaries = engine.store.summaries.list(conversation_id)
+        assert summaries, "the planted transcript was compacted"
+        used = chosen[: min(planted, len(chosen))]
+        for summary in summaries:
+            for entry in used:
+                if not re.search(r"[<>&]", entry.core):
+                    assert entry.core not in summary.content, (entry.id, summary.id)
+        for fmt in ("anthropic", "openai"):
+            assembled = assemble(engine.store, conversation_id, budget=200_000, format=fmt)
+            texts = _summary_texts(assembled.messages, fmt)
+            assert texts and texts[0] == SUMMARIES_NOTE
+            for text in texts[1:]:
+                assert {name for _, name in _tags(text)} <= WRAPPER_TAGS, text[:300]
+                assert text.count("</summary>") == 1
