@@ -598,6 +598,22 @@ def check_store_and_worker(config: Config) -> list[Check]:
     return checks
 
 
+def check_config(config: Config) -> list[Check]:
+    """Each problem of config.toml / LCM_* (left out while the rest applies)."""
+    if not config.problems:
+        return [Check("config", "settings", "ok", "config.toml and LCM_* variables read")]
+    return [
+        Check(
+            "config",
+            "settings",
+            "problem",
+            f"{problem.describe()} (left out; the valid settings are in use)",
+            "fix that line, or `lcm config unset NAME` / `lcm config set NAME VALUE`",
+        )
+        for problem in config.problems
+    ]
+
+
 def check_summarizer(config: Config) -> list[Check]:
     import shlex
 
@@ -680,6 +696,7 @@ def run_checks(
     scopes: list[tuple[Scope, Path | None]] = [("user", None), ("project", project)]
     for client in ("claude-code", "codex"):
         checks.extend(check_client(client, config, scopes, probe))
+    checks.extend(check_config(config))
     checks.extend(check_store_and_worker(config))
     checks.extend(check_summarizer(config))
     checks.extend(check_hook_log(config))
