@@ -77,7 +77,9 @@ def main(
     try:
         from lossless.config import load_config
 
-        config = load_config(home)
+        # Lenient: a typo in config.toml must not stop capturing; the hook runs
+        # on the valid settings and its log line names the problem.
+        config = load_config(home, lenient=True)
         raw = _read_stdin(stdin)
         payload = parse_payload(raw)
         if inside_subagent():
@@ -103,11 +105,13 @@ def main(
             payload,
             "ok",
             time.monotonic() - started,
-            "; ".join(outcome.notes),
+            "; ".join(outcome.notes + [f"config: {p.describe()}" for p in config.problems]),
         )
     except BaseException as exc:
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"
+        if config is not None:
+            detail += "".join(f"; config: {p.describe()}" for p in config.problems)
         if not isinstance(exc, HookInputError):
             import traceback
 
