@@ -45,7 +45,7 @@ def test_home_from_env(tmp_path: Path) -> None:
     [
         ("fresh_tail_count = 'many'\n", {}, "fresh_tail_count"),
         ("nonsense = 1\n", {}, "unknown setting 'nonsense'"),
-        ("this is = not toml\n", {}, "cannot read"),
+        ("this is = not toml\n", {}, "config.toml:1: not valid TOML"),
         ("", {"LCM_STORAGE_BACKEND": "mongodb"}, "not one of sqlite, postgresql"),
         ("", {"LCM_REDACTION_ENABLED": "maybe"}, "redaction.enabled"),
         ("", {"LCM_LEAF_CHUNK_TOKENS": "1.5"}, "LCM_LEAF_CHUNK_TOKENS"),
@@ -91,7 +91,8 @@ def test_postgres_connect_timeout_setting(tmp_path: Path) -> None:
     result = CliRunner(env=env).invoke(cli, ["config", "show", "--json"], catch_exceptions=False)
     assert result.exit_code == 0
     shown = json.loads(result.stdout)["postgres.connect_timeout_s"]
-    assert shown == {"value": "12", "origin": "env LCM_POSTGRES_CONNECT_TIMEOUT_S"}
+    assert (shown["value"], shown["origin"]) == ("12", "env LCM_POSTGRES_CONNECT_TIMEOUT_S")
+    assert (shown["type"], shown["default"]) == ("int", 5)
     with pytest.raises(ConfigError, match="LCM_POSTGRES_CONNECT_TIMEOUT_S"):
         load_config(tmp_path, env={"LCM_POSTGRES_CONNECT_TIMEOUT_S": "2.5"})
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lossless.config_file import ConfigProblem
 from lossless.errors import ConfigError
 
 CONFIG_FILE = "config.toml"
@@ -184,6 +185,10 @@ class Config:
     home: Path
     values: dict[str, Any]
     origins: dict[str, str] = field(default_factory=dict)
+    # What a lenient load_config left out (a broken line, an unknown name, a
+    # bad value), each with where it is; the settings concerned keep the
+    # value from below (the default, or the file under an env variable).
+    problems: tuple[ConfigProblem, ...] = ()
 
     def get(self, name: str) -> Any:
         """A setting by its dotted name, untyped: prefer the typed attribute below."""
@@ -386,8 +391,17 @@ def load_config(
     *,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    lenient: bool = False,
 ) -> Config:
-    """Resolve the configuration. ``overrides`` use dotted names or attribute names."""
+    """Resolve the configuration. ``overrides`` use dotted names or attribute names.
+
+    A problem in ``config.toml`` or an ``LCM_*`` variable (a line that is not
+    TOML, an unknown name, a bad value) raises ``ConfigError`` naming the file
+    and line, unless ``lenient``: then the rest still applies and the problems
+    are kept in ``Config.problems`` (hooks, the MCP server, ``lcm status``,
+    ``lcm doctor`` and ``lcm config show`` load it so, to keep working and say
+    what is wrong). Bad explicit ``overrides`` always raise.
+    """
     environ = os.environ if env is None else env
     origins: dict[str, str] = {}
     if home is not None:
@@ -399,31 +413,53 @@ def load_config(
 
     values = {s.name: s.default for s in SETTINGS}
     origins.update({s.name: "default" for s in SETTINGS})
+    problems: list[ConfigProblem] = []
+
+    def problem(found: ConfigProblem) -> None:
+        if not lenient:
+            raise ConfigError(
+                f"{found.describe()} (`lcm config show` and `lcm doctor` still run and list "
+                "every problem)"
+            )
+        problems.append(found)
 
     config_file = home_path / CONFIG_FILE
     if config_file.exists():
         # Imported only here: most homes have no config file, and every hook
         # loads the configuration.
-        import tomllib
+        from lossless.config_file import line_of, read_file
 
-        try:
-            with config_file.open("rb") as fh:
-                data = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read {config_file}: {exc}") from None
+        data, broken = read_file(config_file)
+        for found in broken:
+            problem(found)
         for name, value in _flatten(data).items():
             setting = _BY_NAME.get(name)
             if setting is None:
-                raise ConfigError(
-                    f"{config_file}: unknown setting {name!r} "
-                    "(see `lcm config show` for the valid names)"
+                hint = _closest(name)
+                problem(
+                    ConfigProblem(
+                        str(config_file),
+                        f"unknown setting {name!r}"
+                        + (f" (did you mean {hint!r}?)" if hint else "")
+                        + "; see `lcm config show` for the valid names",
+                        line_of(config_file, name),
+                    )
                 )
-            values[name] = _coerce(setting, value, str(config_file))
+                continue
+            try:
+                values[name] = _coerce(setting, value, "the file")
+            except ConfigError as exc:
+                problem(ConfigProblem(str(config_file), str(exc), line_of(config_file, name)))
+                continue
             origins[name] = f"file {config_file}"
 
     for setting in SETTINGS:
         if setting.env in environ:
-            values[setting.name] = _coerce(setting, environ[setting.env], f"env {setting.env}")
+            try:
+                values[setting.name] = _coerce(setting, environ[setting.env], f"env {setting.env}")
+            except ConfigError as exc:
+                problem(ConfigProblem(f"env {setting.env}", str(exc)))
+                continue
             origins[setting.name] = f"env {setting.env}"
 
     for key, value in (overrides or {}).items():
@@ -435,4 +471,25 @@ def load_config(
         values[setting.name] = _coerce(setting, value, "argument")
         origins[setting.name] = "argument"
 
-    return Config(home=home_path, values=values, origins=origins)
+    return Config(home=home_path, values=values, origins=origins, problems=tuple(problems))
+
+
+def check_value(name: str, value: str) -> Any:
+    """``value`` for the setting ``name``, coerced, or ``ConfigError`` saying why not."""
+    setting = _BY_NAME.get(name)
+    if setting is None:
+        hint = _closest(name)
+        raise ConfigError(
+            f"unknown setting {name!r}"
+            + (f" (did you mean {hint!r}?)" if hint else "")
+            + "; see `lcm config show` for the valid names"
+        )
+    return _coerce(setting, value, "the command line")
+
+
+def _closest(name: str) -> str | None:
+    """The setting name a mistyped ``name`` most likely meant."""
+    import difflib
+
+    found = difflib.get_close_matches(name, list(_BY_NAME), n=1, cutoff=0.75)
+    return found[0] if found else None

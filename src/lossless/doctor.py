@@ -103,11 +103,13 @@ def _lcm_prefix(command: str) -> list[str]:
 
 
 def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | None:
-    """Start an MCP server command and do the initialize handshake over stdio.
+    """Start an MCP server command, do the initialize handshake and call ``lcm_status``.
 
-    None when it answers with its server info; otherwise what went wrong. Raw
-    JSON-RPC on purpose: it checks the installed command, whatever SDK (or
-    none) this process has.
+    None when it answers both; otherwise what went wrong. The tool call is
+    what proves the server works: ``lcm mcp`` answers ``initialize`` before
+    it loads the SDK and opens the store (so clients see it at once), and a
+    store that cannot open fails only after that. Raw JSON-RPC on purpose: it
+    checks the installed command, whatever SDK (or none) this process has.
     """
     import json
     import queue
@@ -160,9 +162,25 @@ def mcp_handshake_error(argv: Sequence[str], timeout_s: float = 20.0) -> str | N
                 continue
             if isinstance(reply, dict) and reply.get("id") == 1:
                 result = reply.get("result")
-                if isinstance(result, dict) and "serverInfo" in result:
+                if not (isinstance(result, dict) and "serverInfo" in result):
+                    return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+                for message in (
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "tools/call",
+                        "params": {"name": "lcm_status", "arguments": {}},
+                    },
+                ):
+                    proc.stdin.write(json.dumps(message) + "\n")
+                proc.stdin.flush()
+            elif isinstance(reply, dict) and reply.get("id") == 2:
+                result = reply.get("result")
+                if isinstance(result, dict) and not result.get("isError"):
                     return None
-                return f"MCP handshake refused: {str(reply.get('error'))[:200]}"
+                detail = reply.get("error") or (result or {}).get("content")
+                return f"the MCP server's lcm_status call failed: {str(detail)[:200]}"
     except OSError:
         pass
     finally:
@@ -580,6 +598,22 @@ def check_store_and_worker(config: Config) -> list[Check]:
     return checks
 
 
+def check_config(config: Config) -> list[Check]:
+    """Each problem of config.toml / LCM_* (left out while the rest applies)."""
+    if not config.problems:
+        return [Check("config", "settings", "ok", "config.toml and LCM_* variables read")]
+    return [
+        Check(
+            "config",
+            "settings",
+            "problem",
+            f"{problem.describe()} (left out; the valid settings are in use)",
+            "fix that line, or `lcm config unset NAME` / `lcm config set NAME VALUE`",
+        )
+        for problem in config.problems
+    ]
+
+
 def check_summarizer(config: Config) -> list[Check]:
     import shlex
 
@@ -662,6 +696,7 @@ def run_checks(
     scopes: list[tuple[Scope, Path | None]] = [("user", None), ("project", project)]
     for client in ("claude-code", "codex"):
         checks.extend(check_client(client, config, scopes, probe))
+    checks.extend(check_config(config))
     checks.extend(check_store_and_worker(config))
     checks.extend(check_summarizer(config))
     checks.extend(check_hook_log(config))

@@ -128,7 +128,8 @@ def test_config_show_reports_origins(lcm_home: Path, monkeypatch: pytest.MonkeyP
     shown = json.loads(out)
     assert shown["fresh_tail_count"]["value"] == "12"
     assert shown["fresh_tail_count"]["origin"].startswith("file ")
-    assert shown["leaf_target_tokens"] == {"value": "900", "origin": "env LCM_LEAF_TARGET_TOKENS"}
+    entry = shown["leaf_target_tokens"]
+    assert (entry["value"], entry["origin"]) == ("900", "env LCM_LEAF_TARGET_TOKENS")
     assert shown["summarizer.model"]["value"] == "m1"
     assert "hunter2" not in out and "db.example:5432" in out
     assert shown["storage.backend"]["origin"] == "default"

@@ -9,11 +9,12 @@ them in a system message, so the scripted model selects ``lcm_grep`` through
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tests.real_clients.conftest import Conversation
 from tests.real_clients.harness import Sandbox, hook_runs, lcm_script, stored_messages
-from tests.real_clients.model_server import Reply, Request, ToolCall
+from tests.real_clients.model_server import Reply, Request, Script, ToolCall
 from tests.real_clients.test_codex import summaries
 
 MEMORY = "Deploys go through the blue-green script in ops/deploy.sh, never by hand"
@@ -47,13 +48,21 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
-def search_with_lcm(request: Request) -> Reply:
+def search_with_lcm(missing_file: str) -> Script:
+    """grep through lcm (after ToolSearch), then Read a file that is not there, then end."""
+    return lambda request: _search_with_lcm(request, missing_file)
+
+
+def _search_with_lcm(request: Request, missing_file: str) -> Reply:
     body = request.body
     messages = conversation_turns(body)
     if tool_results(body):
         used = last_tool_use(messages)
         if used is not None and used["name"] == "ToolSearch":
             return Reply(tool_call=ToolCall(GREP, {"pattern": "blue-green"}))
+        if used is not None and used["name"] == GREP:
+            # A tool call that fails: Claude Code fires PostToolUseFailure for it.
+            return Reply(tool_call=ToolCall("Read", {"file_path": missing_file}))
         return Reply(text="Deploys use the blue-green script.")
     if not messages or "SEARCH" not in user_text(messages[-1]):
         return Reply(text="ok")
@@ -74,7 +83,7 @@ def test_claude_code_end_to_end(sandbox: Sandbox, conversation: Conversation) ->
     assert "lcm:" in listed.stdout and "Connected" in listed.stdout, listed.stdout
 
     sandbox.lcm("remember", MEMORY)
-    conversation.script = search_with_lcm
+    conversation.script = search_with_lcm(str(sandbox.project / "missing-notes.md"))
     done = sandbox.claude("-p", "SEARCH: how do deploys work?", "--output-format", "json")
     session = json.loads(done.stdout)["session_id"]
     requests = messages_requests(sandbox)
@@ -111,11 +120,18 @@ def test_claude_code_end_to_end(sandbox: Sandbox, conversation: Conversation) ->
     sandbox.claude("-p", "--resume", session, "what next?")
     after = messages_requests(sandbox, start)
     assert after and any(s in json.dumps(after[0].body) for s in summary_ids)
+    # resume -> /compact -> resume: Claude Code replays every earlier hook
+    # context, so the last resume's block names only summaries none of those did.
+    blocks = json.dumps(after[0].body["messages"]).split("[lossless] Session ")[1:]
+    assert len(blocks) >= 2
+    listed = [set(re.findall(r"- (sum_[0-9a-f]+) \(", b)) for b in blocks]
+    assert listed[-1] and not listed[-1] & set().union(*listed[:-1]), listed
 
     # Every hook that fired ran lossless and exited cleanly: nothing logged as failed.
     runs = hook_runs(sandbox.hook_log())
     fired = {event for event, _ in runs}
-    assert {"UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd", "PreCompact"} <= fired
+    assert {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"} <= fired, runs
+    assert {"Stop", "SessionEnd", "PreCompact"} <= fired, runs
     assert "SessionStart" in fired, runs
     assert all(outcome == "ok" for _, outcome in runs), sandbox.hook_log()
 

@@ -132,7 +132,12 @@ def _fast_mcp(args: list[str]) -> bool:
     def load_config() -> Config:
         from lossless.config import load_config
 
-        return load_config(where)
+        # Lenient: a typo in config.toml must not take the tools away; the
+        # server starts with the valid settings and says what is wrong.
+        config = load_config(where, lenient=True)
+        for problem in config.problems:
+            print(f"lcm mcp: config: {problem.describe()}", file=sys.stderr)
+        return config
 
     try:
         mcp_stdio.main(load_config, home=where, project=project, all_projects=all_projects)

@@ -45,18 +45,32 @@ class CliState:
     _config: Config | None = None
     _engine: Engine | None = None
 
-    def config(self) -> Config:
+    def config(self, *, lenient: bool = False) -> Config:
+        """The configuration; a problem in it (a bad line of config.toml, a bad
+        LCM_* value) is an error naming it, unless ``lenient`` (``lcm status``,
+        ``doctor``, ``config show`` and ``mcp`` run on the valid settings and
+        report the problems)."""
         if self._config is None:
             from lossless.config import load_config
 
-            self._config = load_config(self.home)
+            self._config = load_config(self.home, lenient=True)
+        if self._config.problems and not lenient:
+            from lossless.errors import ConfigError
+
+            first = self._config.problems[0]
+            more = len(self._config.problems) - 1
+            raise ConfigError(
+                f"{first.describe()}"
+                + (f" (and {more} more problem(s))" if more else "")
+                + "; `lcm config show` and `lcm doctor` still run and list them"
+            )
         return self._config
 
-    def engine(self) -> Engine:
+    def engine(self, *, lenient: bool = False) -> Engine:
         if self._engine is None:
             from lossless.engine.engine import Engine
 
-            self._engine = Engine.open(config=self.config())
+            self._engine = Engine.open(config=self.config(lenient=lenient))
         return self._engine
 
     def close(self) -> None:

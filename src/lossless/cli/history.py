@@ -205,7 +205,7 @@ def _short(path: str) -> str:
 def status(ctx: click.Context, as_json: bool) -> None:
     """Show what is stored: conversations, messages, summaries, tokens, backend,
     and whether compaction keeps up (pending requests, errors, the worker)."""
-    engine = state_of(ctx).engine()
+    engine = state_of(ctx).engine(lenient=True)
     report = engine.status()
     info, stats = report.store, report.stats
     if as_json:
@@ -222,6 +222,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
                     "worker_pid": report.worker_pid,
                     "summarizer": report.summarizer,
                 },
+                "config_problems": report.config_problems,
             }
         )
         return
@@ -263,6 +264,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     )
     for conversation_id, error in sorted(report.compaction_errors.items()):
         click.echo(f"  conversation {conversation_id}: {error}")
+    for problem in report.config_problems:
+        click.echo(f"config problem: {problem} (left out; the valid settings are in use)")
 
 
 def _by_client(by_client: dict[str, int]) -> str:
@@ -609,23 +612,94 @@ def expand(
 
 @cli.group()
 def config() -> None:
-    """Inspect configuration."""
+    """Inspect and change configuration ($LCM_HOME/config.toml)."""
 
 
 @config.command("show")
 @json_option
 @click.pass_context
 def config_show(ctx: click.Context, as_json: bool) -> None:
-    """Print every effective setting and where its value came from.
+    """Print every setting: value, where it came from, type, default, env var, meaning.
 
     Precedence: defaults < $LCM_HOME/config.toml < LCM_* environment < arguments.
+    Runs even when config.toml has mistakes: each is listed with its line, and
+    the valid settings are shown as they apply.
     """
-    cfg = state_of(ctx).config()
+    from lossless.config import SETTINGS
+
+    cfg = state_of(ctx).config(lenient=True)
     rows = cfg.display()
+    by_name = {s.name: s for s in SETTINGS}
+    problems = [p.describe() for p in cfg.problems]
     if as_json:
-        emit_json({name: {"value": value, "origin": origin} for name, value, origin in rows})
+        shown: dict[str, object] = {}
+        for name, value, origin in rows:
+            entry: dict[str, object] = {"value": value, "origin": origin}
+            setting = by_name.get(name)
+            if setting is not None:
+                entry.update(
+                    type=setting.type.__name__,
+                    default=setting.default,
+                    env=setting.env,
+                    description=setting.help,
+                    choices=list(setting.choices),
+                )
+            shown[name] = entry
+        emit_json(shown)
+        for problem in problems:
+            click.echo(f"problem: {problem} (left out; the valid settings are in use)", err=True)
         return
-    print_table(["setting", "value", "from"], rows)
+    for name, value, origin in rows:
+        setting = by_name.get(name)
+        click.echo(f"{name} = {value}    ({origin})")
+        if setting is not None:
+            allowed = f"; one of {', '.join(setting.choices)}" if setting.choices else ""
+            click.echo(f"    {setting.help}")
+            click.echo(
+                f"    {setting.type.__name__}, default {setting.default!r}{allowed}; "
+                f"env {setting.env}"
+            )
+    for problem in problems:
+        click.echo(f"problem: {problem} (left out; the valid settings are in use)", err=True)
+
+
+@config.command("set")
+@click.argument("name")
+@click.argument("value")
+@click.pass_context
+def config_set(ctx: click.Context, name: str, value: str) -> None:
+    """Set NAME to VALUE in config.toml (checked first; comments and the rest kept).
+
+    \b
+    Examples:
+      lcm config set summarizer.provider command
+      lcm config set summarizer.command 'claude -p'
+      lcm config set fresh_tail_count 48
+    """
+    from lossless.config import CONFIG_FILE, check_value
+    from lossless.config_file import set_value, toml_value
+
+    state = state_of(ctx)
+    home = state.config(lenient=True).home
+    coerced = check_value(name, value)
+    path = home / CONFIG_FILE
+    set_value(path, name, toml_value(coerced))
+    click.echo(f"{name} = {toml_value(coerced)} in {path}")
+
+
+@config.command("unset")
+@click.argument("name")
+@click.pass_context
+def config_unset(ctx: click.Context, name: str) -> None:
+    """Remove NAME from config.toml (it falls back to its default or LCM_* variable)."""
+    from lossless.config import CONFIG_FILE
+    from lossless.config_file import unset_value
+
+    path = state_of(ctx).config(lenient=True).home / CONFIG_FILE
+    if unset_value(path, name):
+        click.echo(f"{name} removed from {path}")
+    else:
+        click.echo(f"{name} is not set in {path}", err=True)
 
 
 @cli.command()

@@ -58,7 +58,7 @@ def hook(
 
     \b
     Events:
-      UserPromptSubmit, PostToolUse, Stop, SubagentStop, PostCompact
+      UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SubagentStop, PostCompact
                     ingest the transcript delta (the last message waits until complete)
       PreCompact    ingest everything before the client compacts
       SessionEnd    final ingest and a compaction request
@@ -182,7 +182,12 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
     from lossless import mcp_stdio
 
     state = state_of(ctx)
-    mcp_stdio.main(state.config, home=state.home, project=project, all_projects=all_projects)
+    mcp_stdio.main(
+        lambda: state.config(lenient=True),
+        home=state.home,
+        project=project,
+        all_projects=all_projects,
+    )
 
 
 _CLIENTS = click.Choice(["claude-code", "codex"])
@@ -400,7 +405,7 @@ def doctor(ctx: click.Context, project_dir: Path | None, as_json: bool) -> None:
     """
     from lossless.doctor import run_checks
 
-    checks = run_checks(state_of(ctx).config(), project_dir=project_dir)
+    checks = run_checks(state_of(ctx).config(lenient=True), project_dir=project_dir)
     problems = [c for c in checks if c.status == "problem"]
     if as_json:
         emit_json({"ok": not problems, "checks": to_jsonable(checks)})

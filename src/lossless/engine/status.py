@@ -41,6 +41,8 @@ class Status:
     compaction_errors: dict[int, str] = field(default_factory=dict)
     worker_pid: int | None = None
     summarizer: str = ""
+    # What is wrong in the configuration (the valid settings are in use).
+    config_problems: list[str] = field(default_factory=list)
 
 
 def engine_status(engine: Engine, *, project: str | None = None) -> Status:
@@ -63,4 +65,5 @@ def engine_status(engine: Engine, *, project: str | None = None) -> Status:
         },
         worker_pid=running_worker_pid(engine.config.home),
         summarizer=engine.config.summarizer_provider,
+        config_problems=[p.describe() for p in engine.config.problems],
     )

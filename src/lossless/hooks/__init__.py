@@ -2,7 +2,7 @@
 
 What each event does:
 
-- ``UserPromptSubmit``, ``PostToolUse``, ``Stop``, ``SubagentStop``,
+- ``UserPromptSubmit``, ``PostToolUse``, ``PostToolUseFailure``, ``Stop``, ``SubagentStop``,
   ``PostCompact``: ingest what the transcript (``transcript_path``) gained since
   the last hook, and the sub-agent transcripts under ``<session>/subagents/``.
   The trailing assistant message is held back (``final=False``): it may still

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lossless.hooks.replayed import CONTEXT_HEAD
+
 if TYPE_CHECKING:
     from lossless.engine.engine import Engine
     from lossless.models import Conversation
@@ -27,7 +29,7 @@ def session_context(engine: Engine, conversation: Conversation) -> str:
     if message_count == 0:
         return ""
     head = (
-        f"[lossless] Session {conversation.session_id}: all {message_count} messages are "
+        f"{CONTEXT_HEAD}{conversation.session_id}: all {message_count} messages are "
         "stored verbatim in lossless (lcm)."
     )
     howto = (

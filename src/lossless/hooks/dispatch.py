@@ -30,6 +30,7 @@ from lossless.hooks.ingest import (
 )
 from lossless.hooks.log import log_event, log_failure
 from lossless.hooks.recall import recall_memories, record_memory_use
+from lossless.hooks.replayed import only_new
 from lossless.offline_capture import capture_offline, deliver_outbox
 
 if TYPE_CHECKING:
@@ -76,7 +77,9 @@ def main(
     try:
         from lossless.config import load_config
 
-        config = load_config(home)
+        # Lenient: a typo in config.toml must not stop capturing; the hook runs
+        # on the valid settings and its log line names the problem.
+        config = load_config(home, lenient=True)
         raw = _read_stdin(stdin)
         payload = parse_payload(raw)
         if inside_subagent():
@@ -102,11 +105,13 @@ def main(
             payload,
             "ok",
             time.monotonic() - started,
-            "; ".join(outcome.notes),
+            "; ".join(outcome.notes + [f"config: {p.describe()}" for p in config.problems]),
         )
     except BaseException as exc:
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"
+        if config is not None:
+            detail += "".join(f"; config: {p.describe()}" for p in config.problems)
         if not isinstance(exc, HookInputError):
             import traceback
 
@@ -230,7 +235,12 @@ def _handle_online(
     if event == "SessionStart":
         conversation = _session_conversation(engine, payload, results)
         if conversation is not None:
-            context = session_context(engine, conversation)
+            full = session_context(engine, conversation)
+            context = only_new(full, transcript)
+            if full and not context:
+                outcome.notes.append("the DAG view since the last compaction is still in context")
+            elif context != full:
+                outcome.notes.append("only summaries new since the last injection")
             if context:
                 outcome.output = json.dumps(
                     {

@@ -10,6 +10,8 @@ EVENTS: tuple[str, ...] = (
     "SessionStart",
     "UserPromptSubmit",
     "PostToolUse",
+    # Claude Code fires this instead of PostToolUse when a tool call fails.
+    "PostToolUseFailure",
     "Stop",
     "SubagentStop",
     "PreCompact",

@@ -47,11 +47,13 @@ if TYPE_CHECKING:
 CLIENT = "claude-code"
 
 # SessionStart only for the sources where context was lost and the DAG view
-# helps; PostToolUse for every tool. Events without matchers take no matcher.
+# helps; PostToolUse (and PostToolUseFailure) for every tool. Events without matchers take no matcher.
 HOOKS: tuple[HookSpec, ...] = (
     HookSpec("SessionStart", "compact|resume"),
     HookSpec("UserPromptSubmit"),
     HookSpec("PostToolUse", "*"),
+    # A failed tool call fires this, not PostToolUse.
+    HookSpec("PostToolUseFailure", "*"),
     HookSpec("Stop"),
     HookSpec("SubagentStop"),
     HookSpec("PreCompact"),
