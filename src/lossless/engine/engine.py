@@ -44,7 +44,12 @@ from lossless.tokens import CHARS_PER_TOKEN, TokenEstimator, estimate_tokens
 if TYPE_CHECKING:
     from lossless.engine import retrieval
     from lossless.engine.assembly import AssembledContext, Format
-    from lossless.engine.compaction import CompactionPlan, CompactionResult, Compactor
+    from lossless.engine.compaction import (
+        CompactionPlan,
+        CompactionResult,
+        Compactor,
+        PassResult,
+    )
     from lossless.engine.dag import DagView
     from lossless.engine.operators.jobs import JobReport
     from lossless.engine.status import Status
@@ -427,12 +432,31 @@ class Engine:
             return conversation.id
         return self.resolve_conversation(conversation).id
 
-    def compactor(self, **options: Any) -> Compactor:
-        """A ``Compactor`` on this engine's store, config and summarizer."""
+    def compactor(
+        self,
+        *,
+        owner: str | None = None,
+        lease_ttl_s: float | None = None,
+        wait_s: float = 0.0,
+        on_pass: Callable[[PassResult], None] | None = None,
+    ) -> Compactor:
+        """A ``Compactor`` on this engine's store, config and summarizer.
+
+        ``owner`` names the lease holder, ``lease_ttl_s`` how long its lease on a
+        conversation lasts, ``wait_s`` how long to wait for another holder's
+        lease, ``on_pass`` is called after every compaction pass.
+        """
         from lossless.engine.compaction import Compactor
 
         return Compactor(
-            self.store, self.config, self.summarizer, estimator=self.estimate, **options
+            self.store,
+            self.config,
+            self.summarizer,
+            estimator=self.estimate,
+            owner=owner,
+            lease_ttl_s=lease_ttl_s,
+            wait_s=wait_s,
+            on_pass=on_pass,
         )
 
     def after_turn(
@@ -552,8 +576,26 @@ class ConversationHandle:
     def ingest(self, messages: Sequence[NewMessage | dict[str, Any]]) -> list[int]:
         return self.engine.ingest(self.conversation, messages)
 
-    def grep(self, pattern: str, **options: Any) -> GrepHits:
-        return self.engine.grep(pattern, conversation=self.conversation.id, **options)
+    def grep(
+        self,
+        pattern: str,
+        *,
+        mode: GrepMode = "regex",
+        scope: GrepScope = "both",
+        since: str | None = None,
+        limit: int = 50,
+        time_budget_s: float | None = None,
+    ) -> GrepHits:
+        """``Engine.grep`` within this conversation."""
+        return self.engine.grep(
+            pattern,
+            mode=mode,
+            scope=scope,
+            conversation=self.conversation.id,
+            since=since,
+            limit=limit,
+            time_budget_s=time_budget_s,
+        )
 
     def after_turn(
         self, messages: Sequence[NewMessage | dict[str, Any]] = (), *, budget: int | None = None
