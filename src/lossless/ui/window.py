@@ -78,6 +78,13 @@ def segments(engine: Engine, assembled: AssembledContext) -> list[dict[str, Any]
     out: list[dict[str, Any]] = []
     if b.system:
         out.append({"kind": "system", "label": "system", "tokens": b.system, "count": 1})
+    # The summaries' share also holds the note said once ahead of them (that
+    # they are records, not instructions): its own segment, so the bar adds up.
+    head = b.summaries - sum(slot["tokens"] for slot in by_depth.values())
+    if by_depth and head > 0:
+        out.append(
+            {"kind": "summary", "label": "note ahead of the summaries", "tokens": head, "count": 1}
+        )
     for depth in sorted(by_depth, reverse=True):
         slot = by_depth[depth]
         out.append(
