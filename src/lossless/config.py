@@ -356,9 +356,15 @@ class Config:
     def log_dir(self) -> Path:
         return self.home / "logs"
 
-    def path(self, name: str) -> Path:
-        """A path-valued setting with ``~`` expanded."""
-        return Path(str(self.values[name])).expanduser()
+    @property
+    def claude_dir(self) -> Path:
+        """``claude_home`` as a path, ``~`` expanded: where Claude Code keeps its files."""
+        return Path(self.claude_home).expanduser()
+
+    @property
+    def codex_dir(self) -> Path:
+        """``codex_home`` as a path, ``~`` expanded: where Codex keeps its files."""
+        return Path(self.codex_home).expanduser()
 
     def display(self) -> list[tuple[str, str, str]]:
         """(name, value, origin) rows with secrets masked, for ``lcm config show``."""

@@ -362,7 +362,7 @@ def check_client(
 ) -> list[Check]:
     """One client's install, per scope: hooks, their commands, the MCP entry, client extras."""
     inspect = _claude_install if client == "claude-code" else _codex_install
-    client_home = config.path("claude_home" if client == "claude-code" else "codex_home")
+    client_home = config.claude_dir if client == "claude-code" else config.codex_dir
     label = "Claude Code" if client == "claude-code" else "Codex"
     checks: list[Check] = []
     present = False

@@ -91,11 +91,11 @@ def import_cmd(
             raise InputError(f"no such file or folder: {', '.join(missing)}")
         files = [(kind, p) for p in expand_paths(paths)]
     else:
-        files = list(discover_transcripts(config.path("claude_home"), config.path("codex_home")))
+        files = list(discover_transcripts(config.claude_dir, config.codex_dir))
         if not files:
             click.echo(
-                f"No Claude Code or Codex history found under {config.path('claude_home')} "
-                f"or {config.path('codex_home')}.",
+                f"No Claude Code or Codex history found under {config.claude_dir} "
+                f"or {config.codex_dir}.",
                 err=True,
             )
     engine = state.engine()

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 def transcript_roots(config: Config) -> list[Path]:
     """Folders a hook may read transcripts from."""
     roots = [
-        config.path("claude_home") / "projects",
-        config.path("codex_home") / "sessions",
-        config.path("codex_home") / "archived_sessions",
+        config.claude_dir / "projects",
+        config.codex_dir / "sessions",
+        config.codex_dir / "archived_sessions",
     ]
     extra = config.transcript_dirs
     roots.extend(Path(p).expanduser() for p in extra.split(os.pathsep) if p.strip())

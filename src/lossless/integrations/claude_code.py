@@ -124,7 +124,7 @@ def claude_json_path(claude_home: Path) -> Path:
 
 def paths(config: Config, scope: Scope, project_dir: Path | None = None) -> ClaudePaths:
     if scope == "user":
-        home = config.path("claude_home")
+        home = config.claude_dir
         return ClaudePaths(home / "settings.json", claude_json_path(home), False)
     project = resolve_project(project_dir)
     return ClaudePaths(project / ".claude" / "settings.json", project / ".mcp.json", True)

@@ -97,7 +97,7 @@ class CodexPaths:
 
 
 def paths(config: Config, scope: Scope, project_dir: Path | None = None) -> CodexPaths:
-    user = config.path("codex_home")
+    user = config.codex_dir
     base = user if scope == "user" else resolve_project(project_dir) / ".codex"
     return CodexPaths(base / "config.toml", base / "hooks.json", user / "config.toml")
 
@@ -344,9 +344,7 @@ def confirm_trust(
             {},
         )
     cwd = resolve_project(project_dir)
-    listed = codex_trust.codex_hooks_list(
-        codex, cwd, {"CODEX_HOME": str(config.path("codex_home"))}
-    )
+    listed = codex_trust.codex_hooks_list(codex, cwd, {"CODEX_HOME": str(config.codex_dir)})
     if isinstance(listed, str):
         return f"hook trust recorded as computed; could not confirm with Codex: {listed}", {}
     prefix = f"{where.hooks}:"
