@@ -8,7 +8,6 @@ results a page at a time). Imported only by the SDK path of the server.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
@@ -141,7 +140,7 @@ def start(
 ) -> JobStarted:
     from lossless.engine.operators import jobs
     from lossless.engine.operators.spec import DEFAULT_CONCURRENCY, MapSpec
-    from lossless.process import spawn_detached
+    from lossless.process import start_map_worker
 
     if (items is None) == (input_path is None):
         raise MapToolFailure("give exactly one of items (an inline list) or input_path")
@@ -166,9 +165,7 @@ def start(
         )
         jobs.model_for(engine, spec)  # a job no provider can run is refused now
         job = jobs.start(engine, spec, project=project, items=items)
-        argv = [sys.executable, "-m", "lossless", "--home", str(engine.config.home), "map",
-                "--resume", job.id, "--json"]  # fmt: skip
-        pid = spawn_detached(engine.config, argv)
+        pid = start_map_worker(engine.config, job.id)
     except LosslessError as exc:
         raise MapToolFailure(str(exc)) from None
     return JobStarted(

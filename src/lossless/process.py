@@ -199,3 +199,9 @@ def running_worker_pid(home: Path) -> int | None:
     except (OSError, UnicodeDecodeError):
         return 0
     return int(text) if text.isdigit() else 0
+
+
+def start_map_worker(config: Config, job_id: str) -> int:
+    """Start ``lcm map --resume JOB`` in its own session (``--detach``, the MCP map tools)."""
+    argv = [sys.executable, "-m", "lossless", "--home", str(config.home), "map", "--resume"]
+    return spawn_detached(config, [*argv, job_id, "--json"])

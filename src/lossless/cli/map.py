@@ -364,21 +364,9 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _detach(engine: Engine, job_id: str) -> int:
-    from lossless.process import spawn_detached
+    from lossless.process import start_map_worker
 
-    config = engine.config
-    argv = [
-        sys.executable,
-        "-m",
-        "lossless",
-        "--home",
-        str(config.home),
-        "map",
-        "--resume",
-        job_id,
-        "--json",
-    ]
-    return int(spawn_detached(config, argv))
+    return start_map_worker(engine.config, job_id)
 
 
 class _Progress:
