@@ -8,10 +8,12 @@ from typing import Any
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import clipped, print_table, wrapped
 from lossless.engine.compaction import CompactionPlan, CompactionResult, PassResult
 from lossless.errors import InputError
 from lossless.models import Conversation
+from lossless.words import counted
 
 
 def _selected(ctx: click.Context, conversation: str | None, all_: bool) -> list[Conversation]:
@@ -223,8 +225,10 @@ def compact(
         )
     created = sum(len(r.summaries_created) for _, r in results)
     saved = sum(r.saved for _, r in results)
-    click.echo(
-        f"\n{len(results)} conversation(s): {created} summaries created, {saved:,} tokens saved."
+    click.echo()
+    wrapped(
+        f"{counted(len(results), 'conversation')}: {counted(created, 'summary')} created, "
+        f"{counted(saved, 'token')} saved."
     )
     if until is not None:
         missed = [c for c, r in results if r.reached_target is False]
@@ -370,14 +374,14 @@ def context(
         click.echo(assembled.system[:width])
         click.echo()
     _print_messages(assembled.messages, width)
-    click.echo(
+    wrapped(
         f"{b.total:,} of {b.budget:,} tokens: {b.summaries:,} in {b.summary_count} summaries, "
         f"{b.messages:,} in {b.message_count} messages ({b.fresh_tail:,} in the protected "
         f"tail of {b.fresh_tail_messages}), {b.system:,} system; {b.dropped_items} older "
         f"item(s) left out ({b.dropped_tokens:,} tokens)."
     )
     if b.prompt_shown in ("repeated", "clipped"):
-        click.echo(
+        wrapped(
             f"The newest user prompt (message {b.prompt_message_id}) is {b.prompt_shown} "
             f"ahead of the fresh tail ({b.prompt_tokens:,} tokens)."
         )
@@ -387,7 +391,7 @@ def context(
             err=True,
         )
     if b.tail_over_budget:
-        click.echo(
+        wrapped(
             f"warning: the fresh tail alone ({b.fresh_tail:,} tokens in "
             f"{b.fresh_tail_messages} messages, plus {b.system:,} system) is over the "
             f"{b.budget:,}-token budget; lower fresh_tail_count or raise the budget.",
@@ -422,4 +426,7 @@ def dag(ctx: click.Context, conversation: str, no_preview: bool, as_json: bool) 
     if as_json:
         emit_json({"session_id": conv.session_id, **view.to_dict()})
         return
-    click.echo(view.render(previews=not no_preview))
+    header, *tree = view.render(previews=not no_preview).splitlines()
+    wrapped(header, indent=2)
+    for line in tree:  # a tree line wrapped would break the tree: cut it instead
+        click.echo(clipped(line))

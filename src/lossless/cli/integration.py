@@ -410,11 +410,21 @@ def doctor(ctx: click.Context, project_dir: Path | None, as_json: bool) -> None:
     if as_json:
         emit_json({"ok": not problems, "checks": to_jsonable(checks)})
     else:
+        from lossless.cli.output import print_checks
+
         marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "problem": "FAIL"}
+        lines: list[tuple[str, str, str]] = []
         for check in checks:
-            click.echo(f"[{marks[check.status]}] {check.area}: {check.name}: {check.detail}")
+            lines.append(
+                (
+                    check.status,
+                    f"[{marks[check.status]}]",
+                    f"{check.area}: {check.name}: {check.detail}",
+                )
+            )
             if check.fix and check.status in ("warn", "problem"):
-                click.echo(f"       fix: {check.fix}")
+                lines.append((check.status, "", f"fix: {check.fix}"))
+        print_checks(lines)
         click.echo(
             f"\n{len(problems)} problem(s), "
             f"{sum(1 for c in checks if c.status == 'warn')} warning(s)."
