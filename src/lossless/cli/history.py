@@ -168,6 +168,8 @@ def import_cmd(
                 click.echo(f"lcm: {problem}", err=True)
             if len(r.problems) > 20:
                 click.echo(f"lcm: {r.path}: {len(r.problems) - 20} more problem(s)", err=True)
+            for note in r.rewinds:
+                click.echo(f"{r.path}: {note}")
         if live:
             click.echo(
                 f"{len(live)} transcript(s) may still be growing: their last "
