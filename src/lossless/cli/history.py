@@ -390,7 +390,10 @@ def grep(
     A regex with a literal of 3+ characters is narrowed by the substring
     index; one without (say `\\d{4}ms`) reads every message, newest first, and
     on a large store stops after --time-budget seconds, saying how far back
-    it got. Narrow it with --since or --conversation, or pass --time-budget 0.
+    it got. The budget holds within one message too: a pattern that
+    backtracks for ever on one (`(a|aa)+$` on a long run of a) is cut off at
+    the deadline. Narrow it with --since or --conversation, or pass
+    --time-budget 0 (no limit, at your own risk).
 
     \b
     Examples:
