@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -72,12 +73,15 @@ def _result_json(conv: Conversation, result: CompactionResult) -> dict[str, Any]
         "noop": result.noop,
         "error": result.error,
         "description": result.describe(),
+        "levels": result.levels,
+        "reasons": result.reasons,
         "passes": [
             {
                 "kind": p.kind,
                 "summary_id": p.summary_id,
                 "depth": p.depth,
                 "level": p.level,
+                "why": p.why,
                 "source_items": p.source_items,
                 "source_tokens": p.source_tokens,
                 "summary_tokens": p.summary_tokens,
@@ -230,6 +234,7 @@ def compact(
         f"{counted(len(results), 'conversation')}: {counted(created, 'summary')} created, "
         f"{counted(saved, 'token')} saved."
     )
+    _report_levels([r for _, r in results])
     if until is not None:
         missed = [c for c, r in results if r.reached_target is False]
         if missed:
@@ -239,6 +244,40 @@ def compact(
                 err=True,
             )
     _exit_if_busy(results, wait)
+
+
+def _report_levels(results: list[CompactionResult]) -> None:
+    """How many summaries came from each escalation level, and why any did not
+    come from the model's first answer: a broken summarizer must be visible."""
+    levels: dict[str, int] = {}
+    for result in results:
+        for level, n in result.levels.items():
+            levels[level] = levels.get(level, 0) + n
+    if not levels:
+        return
+    order = ("normal", "aggressive", "fallback")
+    shown = ", ".join(f"{levels.get(level, 0):,} {level}" for level in order)
+    degraded = levels.get("aggressive", 0) + levels.get("fallback", 0)
+    wrapped(
+        f"Summaries by escalation level: {shown}"
+        + (" (fallback = truncation, not a summary)." if levels.get("fallback") else "."),
+        indent=2,
+        status="warn" if degraded else None,
+    )
+    # "retry after 59s" and "retry after 58s" are one cause.
+    reasons = list(
+        dict.fromkeys(re.sub(r"\b\d+s\b", "Ns", why) for r in results for why in r.reasons)
+    )
+    for why in reasons[:3]:
+        wrapped(f"  why: {why}", indent=7, status="warn")
+    if len(reasons) > 3:
+        wrapped(f"  ... and {len(reasons) - 3} more causes (--json lists them)")
+    if levels.get("fallback"):
+        wrapped(
+            "  check the summarizer with `lcm doctor`; `lcm status` counts the levels of "
+            "every stored summary.",
+            indent=2,
+        )
 
 
 #: Exit status of `lcm compact` when asked work did not happen because another

@@ -218,29 +218,32 @@ def echo(text: str, *, status: str | None = None) -> None:
     _print(Text(text, style=STATUS_STYLES.get(status or "", "")))
 
 
-def wrapped(text: str, *, indent: int | str = 0, err: bool = False) -> None:
+def wrapped(
+    text: str, *, indent: int | str = 0, err: bool = False, status: str | None = None
+) -> None:
     """Echo ``text`` wrapped to the terminal, continuation lines indented by
-    ``indent`` (columns or a prefix), e.g. ``label:   value`` lines. Piped
-    without ``COLUMNS``, it is printed as it is."""
+    ``indent`` (columns or a prefix), e.g. ``label:   value`` lines; coloured
+    by ``status`` on a terminal without NO_COLOR. Piped without ``COLUMNS``,
+    it is printed as it is."""
     import textwrap
 
     import click
 
     width = output_width()
     prefix = " " * indent if isinstance(indent, int) else indent
-    if width is None or len(text) <= width:
-        click.echo(text, err=err)
-        return
-    click.echo(
-        textwrap.fill(
+    if width is not None and len(text) > width:
+        text = textwrap.fill(
             text,
             width=width,
             subsequent_indent=prefix,
             break_on_hyphens=False,
             drop_whitespace=True,
-        ),
-        err=err,
-    )
+        )
+    colour = STATUS_STYLES.get(status or "")
+    if colour and not os.environ.get("NO_COLOR"):
+        # click.echo drops the colour when the stream is not a terminal.
+        text = click.style(text, fg=colour.split()[-1], bold="bold" in colour)
+    click.echo(text, err=err)
 
 
 def clipped(text: str) -> str:
