@@ -448,6 +448,10 @@ class LargeFileRepository(Protocol):
 
     def list(self, conversation_id: int) -> builtins.list[LargeFile]: ...
 
+    def list_all(self, conversation_ids: Sequence[int] | None = None) -> builtins.list[LargeFile]:
+        """Every large file (or those of ``conversation_ids``), in one query."""
+        ...
+
     def restore(self, large_file: LargeFile) -> bool:
         """Store ``large_file`` exactly as given (id, created_at ...); for imports.
 
