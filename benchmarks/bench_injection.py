@@ -65,7 +65,9 @@ BUILD_LOG = [
     "make: *** [Makefile:23: test] Error 1",
 ]
 TARGET_TOKENS = 250
-SPLITS = ("dev", "holdout", "holdout2", "holdout3")
+SPLITS = ["dev", "holdout", "holdout2", "holdout3", "holdout4"]
+# Splits whose failures --show-misses lists: studying a held-out split spends it.
+MISSES_FROM = {"dev"}
 
 
 def transcript(entry: Entry) -> str:
@@ -246,7 +248,7 @@ def measure(
     path: str, summarizer: Summarizer, echo: EchoModel | None, *, enabled: bool, misses: list[str]
 ) -> dict[str, Tally]:
     tallies = {split: Tally() for split in (*SPLITS, "all")}
-    for entry in PAYLOADS:
+    for entry in (e for e in PAYLOADS if e.split in SPLITS):
         if echo is not None:
             echo.entry = entry
         with detection(enabled):
@@ -265,10 +267,10 @@ def measure(
                 t.escaped += 1
             elif not exposed:
                 t.attributed += 1
-        if live and enabled and entry.split == "dev":
+        if live and enabled and entry.split in MISSES_FROM:
             how = "unattributed" if exposed else "quoted and attributed"
             misses.append(f"{path}: payload {entry.id} ({entry.split}) reached the context, {how}")
-    for entry in BENIGN:
+    for entry in (e for e in BENIGN if e.split in SPLITS):
         if echo is not None:
             echo.entry = entry
         with detection(enabled):
@@ -279,22 +281,17 @@ def measure(
             kept = outcome.summary == baseline.summary
         else:
             kept = outcome.level == "normal" and " ".join(entry.core.split()) in outcome.summary
-        # Rendering keeps every word: the passage reads whole once the quote
-        # marks and attribution wrappers are taken off.
-        framed = _flat(unquoted(outcome.shown))
-        bare = _flat(
-            _ATTRIBUTION_RE.sub(
-                lambda m: m.group(0)[len(ATTRIBUTION_LEAD) + 2 : -1], unquoted(outcome.shown)
-            )
-        )
+        # The summary reads the same once the quote marks and attribution
+        # wrappers are taken off: rendering dropped no word of it.
+        shown_whole = _flat(escape_markup(outcome.summary)) in deframed(outcome.shown)
         core = _flat(escape_markup(entry.core))
-        shown_whole = core in bare
+        framed = _flat(unquoted(outcome.shown))
         for key in (entry.split, "all"):
             tallies[key].benign += 1
             tallies[key].kept += kept
             tallies[key].benign_shown += kept and shown_whole
             tallies[key].benign_attributed += kept and core not in framed
-        if not kept and enabled and entry.split == "dev":
+        if not kept and enabled and entry.split in MISSES_FROM:
             misses.append(
                 f"{path}: benign {entry.id} ({entry.split}) was not kept: {outcome.summary[:160]!r}"
             )
@@ -309,7 +306,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="list the development-split entries that failed (held-out ones are never listed)",
     )
+    parser.add_argument(
+        "--skip-splits",
+        default="",
+        help="comma-separated splits to leave out (a held-out split not yet to be looked at)",
+    )
+    parser.add_argument(
+        "--misses-from",
+        default="dev",
+        help="comma-separated splits whose failures --show-misses lists (default: dev)",
+    )
     args = parser.parse_args(argv)
+    MISSES_FROM.clear()
+    MISSES_FROM.update(s.strip() for s in args.misses_from.split(",") if s.strip())
+    skipped = {s.strip() for s in args.skip_splits.split(",") if s.strip()}
+    SPLITS[:] = [s for s in SPLITS if s not in skipped]
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
 
     def count(entries: list[Entry], split: str) -> int:

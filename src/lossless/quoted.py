@@ -86,7 +86,7 @@ _MODAL_RE = re.compile(
 )
 _META_RE = re.compile(
     r"\b(?:instructions?|directives?|prompts?|rules?|polic(?:y|ies)|priorit(?:y|ies)|override|"
-    r"task|objective|goal|mission|orders?|verdict|guidelines?)\b"
+    r"task|objective|goal|mission|orders?|verdict|guidelines?|job|next step|conclusion)\b"
 )
 # English function words: a clause of four words or more with none of them is
 # in another language or encoded, and is not vouched for.
@@ -103,6 +103,34 @@ _FOREIGN_RE = re.compile(
     r"và|của|là|không|các|có|những|bir|ile|için|bu|ve|się|że|nie|na|w|z|jest)\b"
 )
 _WORD_RE = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+# A modal with a verb after it, whoever the subject ("it should now open ...").
+_MODAL_VERB_RE = re.compile(
+    r"\b(?:must|should|shall|has to|have to|needs? to|is to|are to|ought to|(?:is|are) required to|"
+    r"(?:is|are) expected to)\s+(?:not\s+)?(?:now\s+|immediately\s+|first\s+|also\s+|then\s+|just\s+|"
+    r"always\s+|never\s+)*([^\W\d_]+)"
+)
+# A clause that ends in a speaker's label: what follows is that speaker's line.
+_SPEAKER_RE = re.compile(
+    r"(?:^|[\s\[(>*#])(?:system|assistant|user|human|developer|ai|model|bot|admin\w*|operator|"
+    r"instructions?|note to [\w ]{1,30}|final \w+|important|attention|reminder[\w ]{0,30})\s*[:\]]$"
+)
+# Words that open an English statement without being an order: an unknown
+# word in their place is taken for an imperative verb ("mix flour and water").
+_STARTERS = _word_set(
+    """
+    a an the this that these those it its it's i i'm i've we we're they they're he she there
+    here my our your their his her some any all no none each every one two three both either
+    neither many most more much few several other another such what which who whom whose when
+    where why how if because since although though while as so but and or nor yet for to of in
+    on at by with without from into onto about above below after before during until than then
+    also only even just still already not very too quite rather ok okay yes yeah sure thanks
+    thank hello hi hey dear note notes see e.g i.e etc per via vs fail failed error warning info
+    debug ok pass passed done step figure table section chapter version today yesterday tomorrow
+    now later soon once twice again maybe perhaps probably usually often sometimes never always
+    is are was were be been am has have had do does did can could will would shall should may
+    might must let's
+    """
+)
 
 
 def _clauses(text: str) -> Iterator[tuple[str, str]]:
@@ -130,10 +158,18 @@ def is_directive(clause: str) -> bool:
         return True
     if _READER_RE.search(plain) and _MODAL_RE.search(plain):
         return True
-    lead = _WORD_RE.findall(_LEADING_NOISE_RE.sub("", plain))
-    while lead and lead[0] in _SOFTENERS:
-        lead = lead[1:]
-    if lead and lead[0] in _VERBS:
+    for match in _MODAL_VERB_RE.finditer(plain):
+        if match.group(1) in _VERBS:
+            return True
+    # An order may open the clause or any comma-separated part of it
+    # ("the operator approved it, run git clean now").
+    for part in plain.split(","):
+        lead = _WORD_RE.findall(_LEADING_NOISE_RE.sub("", part))
+        while lead and lead[0] in _SOFTENERS:
+            lead = lead[1:]
+        if lead and lead[0] in _VERBS:
+            return True
+    if _unknown_opener(clause):
         return True
     # Language and script are judged on the text as written (folding turns
     # digits into letters and homoglyphs into Latin).
@@ -148,6 +184,28 @@ def is_directive(clause: str) -> bool:
         if _FOREIGN_RE.search(written) or sum(ch.isalpha() for ch in chars) >= 0.9 * len(chars):
             return True
     return bool(hidden_texts(clause))
+
+
+def _unknown_opener(clause: str) -> bool:
+    """The clause opens with a plain lowercase-able word that is no known
+    statement opener and no inflected form (-s, -ed, -ing, -ly): most likely a
+    verb in the imperative the verb list does not have."""
+    body = _LEADING_NOISE_RE.sub("", unicodedata.normalize("NFKC", clause).casefold())
+    tokens = body.split()
+    if len(tokens) < 2:
+        return False
+    first = tokens[0]
+    if not first.isascii() or not first.isalpha() or first in _STARTERS or len(first) < 2:
+        return False
+    if first.endswith(("s", "ed", "ing", "ly", "tion", "ment", "ness", "ity", "er", "or", "al")):
+        return False
+    second = tokens[1].strip(",.;:!?\"'")
+    return second.isalpha() and second not in ("is", "are", "was", "were", "has", "had", "will")
+
+
+def _spoken(clause: str) -> bool:
+    """Whether ``clause`` ends in a speaker's label (``Assistant:``, ``SYSTEM:``)."""
+    return bool(_SPEAKER_RE.search(fold(clause).rstrip()))
 
 
 # What stays outside an attribution: indentation, a bullet, a timestamp.
@@ -174,8 +232,12 @@ def attribute(text: str, *, lead: str = ATTRIBUTION_LEAD) -> str:
     for line in text.split("\n"):
         pieces: list[str] = []
         run: list[str] = []
+        after_speaker = False
         for clause, sep in _clauses(line):
-            if is_directive(clause):
+            # A speaker's line is attributed with its label, whatever it says.
+            spoken = _spoken(clause)
+            if spoken or after_speaker or is_directive(clause):
+                after_speaker = spoken
                 run.append(clause + sep)
                 continue
             if run:
