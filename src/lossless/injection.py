@@ -41,6 +41,7 @@ __all__ = [
     "Finding",
     "Neutralized",
     "continues",
+    "display_line",
     "escape_markup",
     "fold",
     "hidden_texts",
@@ -864,3 +865,11 @@ def inert_line(text: str, *, note: str = WITHHELD_NOTE) -> str:
     if scan(flat, reported_speech=True):
         return note
     return escape_markup(flat)
+
+
+def display_line(text: str, *, note: str = WITHHELD_NOTE) -> str:
+    """One line of untrusted text for a person (``lcm dag``, ``lcm resume``):
+    whitespace flattened, ``note`` instead if it addresses the agent, markup
+    left as it is (a terminal shows ``<b>`` as text; escaping is for prompts)."""
+    flat = " ".join(text.split())
+    return note if scan(flat, reported_speech=True) else flat

@@ -29,12 +29,22 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from lossless.injection import escape_markup, fold, hidden_texts
+from lossless.injection import WITHHELD_NOTE, escape_markup, fold, hidden_texts, scan
 
-__all__ = ["ATTRIBUTION_LEAD", "QUOTE_PREFIX", "attribute", "is_directive", "quote_block"]
+__all__ = [
+    "ATTRIBUTION_LEAD",
+    "QUOTE_PREFIX",
+    "RECORD_LEAD",
+    "attribute",
+    "is_directive",
+    "prompt_line",
+    "quote_block",
+]
 
 QUOTE_PREFIX = "> "
 ATTRIBUTION_LEAD = "the source said:"
+# For items kept from earlier sessions (memories, checkpoint decisions).
+RECORD_LEAD = "recorded:"
 _OPEN, _CLOSE = "“", "”"
 
 # Clause boundaries: sentence ends, semicolons, colons and dashes between
@@ -88,8 +98,8 @@ _META_RE = re.compile(
     r"\b(?:instructions?|directives?|prompts?|rules?|polic(?:y|ies)|priorit(?:y|ies)|override|"
     r"task|objective|goal|mission|orders?|verdict|guidelines?|job|next step|conclusion)\b"
 )
-# English function words: a clause of four words or more with none of them is
-# in another language or encoded, and is not vouched for.
+# English function words: a clause with none of them is in another language or
+# encoded, and is not vouched for.
 _ENGLISH_RE = re.compile(
     r"\b(?:the|a|an|is|are|was|were|be|been|to|of|and|or|in|on|for|with|it|its|this|that|"
     r"from|by|as|at|not|no|has|have|had|i|we|they|he|she|which|who|when|if|then|than)\b"
@@ -177,11 +187,14 @@ def is_directive(clause: str) -> bool:
     words = _WORD_RE.findall(written)
     if _latin_share(words) < 0.6:
         return True
-    if len(words) >= 4 and not _ENGLISH_RE.search(written):
-        # Prose in an unknown language or cipher (ROT13); a log or code line
-        # (digits, punctuation, paths) is not prose.
+    if len(words) >= 3 and not _ENGLISH_RE.search(written):
+        # Another language written in Latin script, or prose in a cipher
+        # (ROT13: six words or more of letters only; a log or code line has
+        # digits, punctuation and paths, a heading is short).
         chars = [ch for ch in written if not ch.isspace()]
-        if _FOREIGN_RE.search(written) or sum(ch.isalpha() for ch in chars) >= 0.9 * len(chars):
+        if _FOREIGN_RE.search(written):
+            return True
+        if len(words) >= 6 and sum(ch.isalpha() for ch in chars) >= 0.9 * len(chars):
             return True
     return bool(hidden_texts(clause))
 
@@ -262,3 +275,12 @@ def quote_block(text: str, *, lead: str = ATTRIBUTION_LEAD) -> str:
     return "\n".join(
         QUOTE_PREFIX + line if line else QUOTE_PREFIX.rstrip() for line in escaped.split("\n")
     )
+
+
+def prompt_line(text: str, *, lead: str = ATTRIBUTION_LEAD, note: str = WITHHELD_NOTE) -> str:
+    """One line of untrusted text for a prompt (recall hints, SessionStart):
+    ``note`` if it addresses the agent, else flattened, attributed and escaped."""
+    flat = " ".join(text.split())
+    if scan(flat, reported_speech=True):
+        return note
+    return escape_markup(attribute(flat, lead=lead))
