@@ -636,6 +636,33 @@ class StoreConformance:
         third = store.leases.acquire(cid, "w3", ttl_s=5)
         assert third is not None and third.fence > taken.fence
 
+    def test_a_lease_names_its_holder_and_can_be_taken_over_once(self, store: Store) -> None:
+        cid = self.conv(store)
+        assert store.leases.holder(cid) is None
+        before = time.time()
+        held = store.leases.acquire(cid, "host-a:123:456:n1", ttl_s=60)
+        assert held is not None
+        holder = store.leases.holder(cid)
+        assert holder is not None and holder.owner == "host-a:123:456:n1"
+        assert holder.fence == held.fence and holder.since is not None
+        assert before - 1 <= holder.since <= time.time() + 1
+        assert holder.expires_at == pytest.approx(held.expires_at, abs=1)
+        # Renewing keeps the time it was taken.
+        store.leases.acquire(cid, "host-a:123:456:n1", ttl_s=120)
+        again = store.leases.holder(cid)
+        assert again is not None and again.since == pytest.approx(holder.since)
+        taken = store.leases.take_over(cid, holder, "host-a:999:1:n2", ttl_s=60)
+        assert taken is not None and taken.fence > held.fence
+        with pytest.raises(LeaseLostError):
+            store.leases.check(held)
+        store.leases.check(taken)
+        # A second contender judging the same dead holder finds the lease moved on.
+        assert store.leases.take_over(cid, holder, "host-a:777:1:n3", ttl_s=60) is None
+        current = store.leases.holder(cid)
+        assert current is not None and current.owner == "host-a:999:1:n2"
+        store.leases.release(taken)
+        assert store.leases.holder(cid) is None
+
     def test_integrity_check_of_a_healthy_store(self, store: Store) -> None:
         cid = self.conv(store)
         store.messages.append(cid, [msg("hello world", "k1")])

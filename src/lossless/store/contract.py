@@ -137,6 +137,19 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaseHolder:
+    """Who holds a conversation's lease now: epoch seconds it was taken and ends.
+
+    ``since`` is None for a lease taken before the store recorded it.
+    """
+
+    owner: str
+    fence: int
+    since: float | None
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """A claimed job: what to do, and the claim that entitles a worker to do it.
 
@@ -551,6 +564,21 @@ class LeaseRepository(Protocol):
 
     def check(self, lease: Lease) -> None:
         """Raise ``LeaseLostError`` unless ``lease`` is still the current holder."""
+        ...
+
+    def holder(self, conversation_id: int) -> LeaseHolder | None:
+        """The live holder of the conversation's lease, or None when it is free."""
+        ...
+
+    def take_over(
+        self, conversation_id: int, holder: LeaseHolder, owner: str, ttl_s: float
+    ) -> Lease | None:
+        """Take a live lease from ``holder`` (known to be dead); a new, larger token.
+
+        None when the lease moved on meanwhile (another process took it over,
+        or ``holder`` released it): only the holder that was judged dead is
+        replaced, never whoever holds it now.
+        """
         ...
 
 
