@@ -192,3 +192,8 @@ def test_cli_grep_and_describe_offset_show_the_needle(tmp_path: Path) -> None:
     assert "next: lcm describe" in body
     out = runner.invoke(cli, ["--home", home, "describe", hit.file_id, "--offset", "999999999"])
     assert out.exit_code != 0 and "past the end" in out.output
+
+
+def test_a_backtracking_pattern_over_a_large_file_stops_at_the_time_budget(engine: Engine) -> None:
+    hits = engine.grep(r"(?s)(.*a){4}Q", time_budget_s=0.5)
+    assert not hits.complete

@@ -42,7 +42,8 @@ class FileMatch:
     snippet: str
 
 
-Matcher = Callable[[LargeFile, str], FileMatch | None]
+# (file, its text, seconds left or None) -> the first match; TimeoutError past the time.
+Matcher = Callable[[LargeFile, str, float | None], FileMatch | None]
 
 
 def grep_with_files(repos: Repositories, home: Path, query: GrepQuery) -> GrepHits:
@@ -102,7 +103,12 @@ def search_large_files(
         text = _read(home, large)
         if text is None:
             continue
-        hit = match(large, text)
+        left = None if deadline is None else max(0.001, deadline - time.monotonic())
+        try:
+            hit = match(large, text, left)
+        except TimeoutError:
+            complete = False
+            break
         if hit is not None:
             found.append(hit)
     if query.mode == "regex":
@@ -146,8 +152,8 @@ def _matcher(query: GrepQuery) -> Matcher:
     if query.mode == "regex":
         compiled = compile_user_regex(query.pattern)
 
-        def regex_match(large: LargeFile, text: str) -> FileMatch | None:
-            found = compiled.search(text)
+        def regex_match(large: LargeFile, text: str, left: float | None) -> FileMatch | None:
+            found = compiled.search(text, timeout_s=left)
             if found is None:
                 return None
             return FileMatch(
@@ -161,7 +167,7 @@ def _matcher(query: GrepQuery) -> Matcher:
         return regex_match
     words = list(dict.fromkeys(w.lower() for w in content_words(_WORD.findall(query.pattern))))
 
-    def words_match(large: LargeFile, text: str) -> FileMatch | None:
+    def words_match(large: LargeFile, text: str, left: float | None) -> FileMatch | None:
         lowered = text.lower()
         if len(lowered) != len(text):
             # A few characters change length when lowered (offsets would drift).
