@@ -744,6 +744,75 @@ class StoreConformance:
         assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [str(m.id)]
         assert len(store.search.grep(GrepQuery(r"call \[X\]", mode="regex"))) == 1
 
+    def test_text_stored_once_reads_back_byte_exact(self, store: Store) -> None:
+        """Parts and raw lines that repeat the content are stored as references
+        (lossless.store.stored_once) and read back exactly as given."""
+        import json
+
+        cid = self.conv(store)
+        output = 'line one\nline "two" with a tab\t, é and 😀 ' + "x" * 80
+        content = f"[tool_result] {output}"
+        asked = "please run the tests in tests/test_store.py now, thanks a lot"
+        parts = (
+            NewPart("tool_result", output, tool_call_id="call_1"),
+            NewPart("text", asked),  # not in the content: stored as it is
+            NewPart("text", None),
+        )
+        lines = [
+            json.dumps({"content": output, "toolUseResult": {"stdout": output}, "p": asked}),
+            json.dumps({"content": output, "x": 1}, ensure_ascii=True),
+            json.dumps({"content": output}, separators=(",", ":")) + "\r",
+            '{"content": "not the text"}',
+        ]
+        records = tuple(NewNativeRecord(f"n{i}", "user", raw) for i, raw in enumerate(lines))
+        (m,) = store.messages.append(
+            cid, [msg(content, "k1", parts=parts, records=records)]
+        ).inserted
+        got = store.messages.parts([m.id])[m.id]
+        assert [(p.kind, p.text, p.tool_call_id) for p in got] == [
+            (p.kind, p.text, p.tool_call_id) for p in parts
+        ]
+        assert [r.raw for r in store.messages.native_records(cid)] == lines
+        by_key = store.messages.native_records_by_key(cid, ["n0", "n2"])
+        assert [by_key["n0"].raw, by_key["n2"].raw] == [lines[0], lines[2]]
+        hashed = store.messages.hashed_rows(cid)
+        assert [h.fields[0] for h in hashed if h.kind == "native_record"] == lines
+        assert [h.fields[1] for h in hashed if h.kind == "part"] == [p.text for p in parts]
+
+    def test_rewrite_keeps_referring_parts_and_lines_exact(self, store: Store) -> None:
+        """A rewrite of the content leaves the parts and raw lines that referred
+        to it as they were (they are stored verbatim again first)."""
+        import json
+
+        from lossless.store.contract import PartRewrite
+
+        cid = self.conv(store)
+        text = "a long enough assistant text that its part refers to the content"
+        raw = json.dumps({"message": {"content": text}})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text), NewPart("text", text)),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, "[X]", None, [PartRewrite(0, "[X]", None)])
+        got = store.messages.parts([m.id])[m.id]
+        assert [p.text for p in got] == ["[X]", text]
+        assert store.messages.native_records(cid)[0].raw == raw
+        hashed = store.messages.hashed_rows(cid)
+        from lossless.store.hashing import part_hash, raw_hash
+
+        assert [h.recorded for h in hashed if h.kind == "native_record"] == [raw_hash(raw)]
+        assert [h.recorded for h in hashed if h.kind == "part"][1] == part_hash(
+            "text", text, None, None
+        )
+
     def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
         from lossless.errors import NotFoundError
         from lossless.store.contract import PartRewrite
