@@ -813,6 +813,56 @@ class StoreConformance:
             "text", text, None, None
         )
 
+    def test_rows_written_in_full_are_stored_once_later(self, store: Store) -> None:
+        import json
+
+        cid = self.conv(store)
+        text = "an assistant text long enough that its part and raw line refer to it"
+        raw = json.dumps({"message": {"content": text}, "n": 1})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text),),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        # A rewrite to the same text stores the rows in full, as before 0008.
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, text, None, [])
+        assert store.messages.store_texts_once(cid) == 2
+        assert store.messages.store_texts_once(cid) == 0
+        assert [p.text for p in store.messages.parts([m.id])[m.id]] == [text]
+        assert [r.raw for r in store.messages.native_records(cid)] == [raw, "{}"]
+
+    def test_old_raw_lines_can_be_dropped(self, store: Store) -> None:
+        cid = self.conv(store)
+        old, new = (
+            msg(
+                f"{when} message",
+                when,
+                at=f"{year}-01-01T00:00:00.000Z",
+                parts=(NewPart("text", f"{when} message"),),
+                records=(NewNativeRecord(when, "user", f'{{"w": "{when}"}}'),),
+            )
+            for when, year in (("old", 2020), ("new", 2030))
+        )
+        store.messages.append(cid, [old, new])
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        cutoff = "2025-01-01T00:00:00.000Z"
+        assert store.messages.drop_native_records(created_before=cutoff, dry_run=True) == 1
+        assert len(store.messages.native_records(cid)) == 3
+        assert store.messages.drop_native_records(created_before=cutoff) == 1
+        assert [r.native_key for r in store.messages.native_records(cid)] == ["new", "p1"]
+        messages = store.messages.list(cid)
+        assert [m.content for m in messages] == ["old message", "new message"]
+        parts = store.messages.parts([m.id for m in messages])
+        assert [p.text for m in messages for p in parts[m.id]] == ["old message", "new message"]
+
     def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
         from lossless.errors import NotFoundError
         from lossless.store.contract import PartRewrite

@@ -25,9 +25,9 @@ old text. Content hashes are always of the full texts (``lossless.store.hashing`
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Final
 
 __all__ = [
@@ -59,7 +59,9 @@ def part_offset(content: str, text: str | None) -> int | None:
 
 
 def _escaped(text: str, ascii_only: bool) -> str:
-    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
+    """``text`` as the body of a JSON string, as ``json.dumps`` writes it (the
+    encoders ``json.dumps`` itself calls, without its per-call set-up)."""
+    return (encode_basestring_ascii if ascii_only else encode_basestring)(text)[1:-1]
 
 
 def template_raw(raw: str, content: str, part_texts: Sequence[str | None]) -> str | None:

@@ -39,7 +39,12 @@ from lossless.store.rows import (
     check_text,
     dumps_json,
 )
-from lossless.store.stored_once import expand_raw, part_offset, template_raw
+from lossless.store.stored_once import (
+    MIN_SHARED_CHARS,
+    expand_raw,
+    part_offset,
+    template_raw,
+)
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -527,6 +532,55 @@ class Messages(Repo):
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
+
+    def store_texts_once(self, conversation_id: int) -> int:
+        with self.s._atomic() as conn:
+            parts = [
+                (start, len(r["text"]), r["message_id"], r["ordinal"])
+                for r in conn.execute(
+                    "SELECT p.message_id, p.ordinal, p.text, m.content FROM message_parts p "
+                    "JOIN messages m ON m.id = p.message_id WHERE m.conversation_id = %s "
+                    "AND p.text_start IS NULL AND length(p.text) >= %s",
+                    [conversation_id, MIN_SHARED_CHARS],
+                ).fetchall()
+                if (start := part_offset(r["content"], r["text"])) is not None
+            ]
+            if parts:
+                conn.cursor().executemany(
+                    "UPDATE message_parts SET text = NULL, text_start = %s, text_len = %s "
+                    "WHERE message_id = %s AND ordinal = %s",
+                    parts,
+                )
+            records = conn.execute(
+                "SELECT id, message_id, raw FROM native_records "
+                "WHERE conversation_id = %s AND NOT raw_template AND message_id IS NOT NULL",
+                [conversation_id],
+            ).fetchall()
+            texts = self._texts([r["message_id"] for r in records])
+            updates = []
+            for r in records:
+                found = texts.get(r["message_id"])
+                template = template_raw(r["raw"], *found) if found is not None else None
+                if template is not None:
+                    updates.append((template, r["id"]))
+            if updates:
+                conn.cursor().executemany(
+                    "UPDATE native_records SET raw = %s, raw_template = true WHERE id = %s",
+                    updates,
+                )
+        return len(parts) + len(updates)
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        where = (
+            "FROM native_records WHERE message_id IN "
+            "(SELECT id FROM messages WHERE created_at < %s)"
+        )
+        with self.s._atomic() as conn:
+            row = conn.execute(f"SELECT count(*) AS n {where}", [created_before]).fetchone()
+            count = int(row["n"]) if row else 0
+            if count and not dry_run:
+                conn.execute(f"DELETE {where}", [created_before])
+        return count
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(conversation_ids, 0)

@@ -40,7 +40,12 @@ from lossless.store.sqlite.repository import (
     to_message,
     unpack_raw,
 )
-from lossless.store.stored_once import expand_raw, part_offset, template_raw
+from lossless.store.stored_once import (
+    MIN_SHARED_CHARS,
+    expand_raw,
+    part_offset,
+    template_raw,
+)
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -521,6 +526,57 @@ class Messages(Repo):
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
+
+    def store_texts_once(self, conversation_id: int) -> int:
+        changed = 0
+        with self.s._atomic():
+            parts = [
+                (start, len(r["text"]), r["message_id"], r["ordinal"])
+                for r in self.s._q(
+                    "SELECT p.message_id, p.ordinal, p.text, m.content FROM message_parts p "
+                    "JOIN messages m ON m.id = p.message_id WHERE m.conversation_id = ? "
+                    "AND p.text_start IS NULL AND length(p.text) >= ?",
+                    [conversation_id, MIN_SHARED_CHARS],
+                )
+                if (start := part_offset(r["content"], r["text"])) is not None
+            ]
+            self.db.executemany(
+                "UPDATE message_parts SET text = NULL, text_start = ?, text_len = ? "
+                "WHERE message_id = ? AND ordinal = ?",
+                parts,
+            )
+            changed += len(parts)
+            records = self.s._q(
+                "SELECT id, message_id, raw FROM native_records "
+                "WHERE conversation_id = ? AND raw_template = 0",
+                [conversation_id],
+            )
+            texts = self._texts([r["message_id"] for r in records if r["message_id"] is not None])
+            updates = []
+            for r in records:
+                raw = unpack_raw(r["raw"])
+                found = texts.get(r["message_id"]) if r["message_id"] is not None else None
+                template = template_raw(raw, *found) if found is not None else None
+                if template is not None:
+                    updates.append((pack_raw(template), 1, r["id"]))
+                elif isinstance(r["raw"], str) and pack_raw(raw) is not raw:
+                    updates.append((pack_raw(raw), 0, r["id"]))  # long enough to pack now
+            self.db.executemany(
+                "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
+            )
+            changed += len(updates)
+        return changed
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        where = (
+            "FROM native_records WHERE message_id IN (SELECT id FROM messages WHERE created_at < ?)"
+        )
+        with self.s._atomic():
+            row = self.s._q1(f"SELECT count(*) AS n {where}", [created_before])
+            count = int(row["n"]) if row else 0
+            if count and not dry_run:
+                self.db.execute(f"DELETE {where}", [created_before])
+        return count
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(conversation_ids, 0)
