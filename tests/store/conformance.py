@@ -521,6 +521,40 @@ class StoreConformance:
         )
         assert ranked.complete and len(ranked) == 200
 
+    @pytest.mark.parametrize(
+        ("pattern", "bomb", "plain_matches"),
+        [
+            (r"(a|aa)+$", "a" * 60 + "!", True),  # overlapping alternation
+            (r"^(a|a?)+$", "a" * 60 + "!", True),
+            (r"(\w+)\s(\w*\s?)*\1!", "ab " * 40, False),  # a backreference bomb
+            (r"(a+)+$", "a" * 5000 + "!", True),
+            (r"(.*a){20}", "a" * 5000, False),
+        ],
+    )
+    def test_a_backtracking_match_stops_within_its_budget(
+        self, store: Store, pattern: str, bomb: str, plain_matches: bool
+    ) -> None:
+        """One row that backtracks for minutes is cut off at the deadline; newer hits stay."""
+        cid = self.conv(store)
+        store.messages.append(
+            cid,
+            [
+                msg(bomb, "bomb", at="2026-01-01T10:00:00.000Z"),
+                msg("aaaa", "plain", at="2026-01-01T11:00:00.000Z"),
+            ],
+        )
+        started = time.monotonic()
+        hits = store.search.grep(
+            GrepQuery(pattern, mode="regex", scope="messages", limit=10, time_budget_s=0.5)
+        )
+        took = time.monotonic() - started
+        assert took < 3.0, f"{pattern!r} ran {took:.1f} s against a 0.5 s budget"
+        if not hits.complete:
+            assert hits.scanned_until == "2026-01-01T10:00:00.000Z"
+        # The newer row is searched first, whatever the bomb does.
+        newer = [h for h in hits if h.created_at == "2026-01-01T11:00:00.000Z"]
+        assert len(newer) == int(plain_matches)
+
     def test_bad_patterns_are_input_errors(self, store: Store) -> None:
         self._seed_search(store)
         with pytest.raises(InputError):

@@ -162,7 +162,9 @@ def search_cmd(
     """
     engine = state_of(ctx).engine()
     scope = None if all_projects else _project(project)
-    hits = recall.search_all(engine.store, query, project=scope, limit=limit)
+    hits = recall.search_all(
+        engine.store, query, project=scope, limit=limit, files_home=engine.config.home
+    )
     if as_json:
         emit_json({"query": query, "project": scope, "hits": hits})
         return

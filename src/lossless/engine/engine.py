@@ -272,6 +272,7 @@ class Engine:
             since=since,
             limit=limit,
             time_budget_s=time_budget_s or None,
+            files_home=self.config.home,
         )
 
     def describe(self, ref: str) -> retrieval.Description:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 from lossless.errors import InputError
@@ -317,6 +318,9 @@ class UnifiedHit:
     created_at: str | None = None
     tags: tuple[str, ...] = ()
     covering_summary_id: str | None = None
+    # A match inside the message's externalized large file: which, and where.
+    file_id: str | None = None
+    file_offset: int | None = None
 
 
 MEMORY_LAYER_BONUS = 0.1
@@ -331,8 +335,10 @@ def search_all(
     limit: int = 20,
     include_history: bool = True,
     include_memory: bool = True,
+    files_home: Path | None = None,
 ) -> list[UnifiedHit]:
-    """History and memory in one list, best first.
+    """History and memory in one list, best first. With ``files_home`` (where
+    large files are stored) the bodies of large files are searched too.
 
     bm25 scores of different tables are not comparable, so each hit's score is
     0.7 x the share of the query's words its full text contains, plus 0.3 x its
@@ -367,9 +373,15 @@ def search_all(
                 )
             )
     if include_history:
-        history = repos.search.grep(
-            GrepQuery(pattern=query, mode="full_text", scope="both", project=project, limit=limit)
+        request = GrepQuery(
+            pattern=query, mode="full_text", scope="both", project=project, limit=limit
         )
+        if files_home is None:
+            history = repos.search.grep(request)
+        else:
+            from lossless.engine.file_search import grep_with_files
+
+            history = grep_with_files(repos, files_home, request)
         texts = _full_texts(repos, history)
         # SQLite ranks are negative bm25 (lower is better): flip to "higher is better".
         for found, lexical in zip(history, _relative([-h.rank for h in history]), strict=True):
@@ -387,6 +399,8 @@ def search_all(
                     session_id=found.session_id,
                     created_at=found.created_at,
                     covering_summary_id=found.covering_summary_id,
+                    file_id=found.file_id,
+                    file_offset=found.file_offset,
                 )
             )
     results.sort(key=lambda h: h.created_at or "", reverse=True)
@@ -396,7 +410,9 @@ def search_all(
 
 def _full_texts(repos: Repositories, hits: Sequence[SearchHit]) -> dict[tuple[str, str], str]:
     texts: dict[tuple[str, str], str] = {}
-    message_ids = [int(h.id) for h in hits if h.kind == "message"]
+    # A hit inside a large file is scored on its snippet: the message itself
+    # holds only the file's reference.
+    message_ids = [int(h.id) for h in hits if h.kind == "message" and h.file_id is None]
     for message in repos.messages.get_many(message_ids) if message_ids else []:
         texts[("message", str(message.id))] = message.content
     for hit in hits:

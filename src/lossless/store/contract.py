@@ -293,6 +293,14 @@ class MessageRepository(Protocol):
         unchanged line from one edited after it was imported)."""
         ...
 
+    def native_records_by_key(
+        self, conversation_id: int, keys: Sequence[str]
+    ) -> dict[str, NativeRecord]:
+        """The stored native records of ``keys`` (unknown keys are left out): how
+        a transcript's ``parentUuid`` chain is followed through records that are
+        not messages (progress, telemetry)."""
+        ...
+
     def count(self, conversation_id: int | None = None) -> int: ...
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
@@ -406,6 +414,14 @@ class ContextRepository(Protocol):
 
     def token_total(self, conversation_id: int) -> int: ...
 
+    def remove_messages(
+        self, conversation_id: int, message_ids: Sequence[int]
+    ) -> builtins.list[int]:
+        """Take these messages' items out of the context (the messages stay
+        stored); returns the ids whose items went (a message already folded into
+        a summary has none). For an abandoned transcript branch."""
+        ...
+
     def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
         """Make ``items`` (ordinals and token counts as given) the conversation's
         whole context, replacing what it had. For importing an export."""
@@ -418,6 +434,10 @@ class LargeFileRepository(Protocol):
     def get(self, file_id: str) -> LargeFile | None: ...
 
     def list(self, conversation_id: int) -> builtins.list[LargeFile]: ...
+
+    def list_all(self, conversation_ids: Sequence[int] | None = None) -> builtins.list[LargeFile]:
+        """Every large file (or those of ``conversation_ids``), in one query."""
+        ...
 
     def restore(self, large_file: LargeFile) -> bool:
         """Store ``large_file`` exactly as given (id, created_at ...); for imports.

@@ -101,7 +101,9 @@ def search(
         raise InputError("type something to search for")
     chosen: SearchMode = mode
     if chosen == "search":
-        unified = recall.search_all(engine.store, query, project=project, limit=limit)
+        unified = recall.search_all(
+            engine.store, query, project=project, limit=limit, files_home=engine.config.home
+        )
         hits = [
             {
                 "kind": h.kind,

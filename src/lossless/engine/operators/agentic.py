@@ -304,7 +304,12 @@ class AgenticAnswerer:
         if name == "search":
             from lossless.engine.recall import search_all
 
-            found = search_all(engine.store, str(arguments.get("query", "")), limit=10)
+            found = search_all(
+                engine.store,
+                str(arguments.get("query", "")),
+                limit=10,
+                files_home=engine.config.home,
+            )
             return "\n".join(f"{h.id}: {h.text[:300]}" for h in found) or "no hits"
         if name == "describe":
             return _describe_text(engine, str(arguments.get("id", "")))

@@ -215,7 +215,7 @@ class Search(Repo):
             for r in self.db.execute(sql, [*pre_params, *params]):
                 if budget.spent(r["created_at"]):
                     break
-                found = regex.search(r["content"])
+                found = budget.search(regex, r["content"], r["created_at"])
                 if found is None:
                     continue
                 hits.append(
@@ -371,7 +371,7 @@ class Search(Repo):
         ):
             if budget.spent(r["latest_at"]):
                 break
-            found = regex.search(r["content"])
+            found = budget.search(regex, r["content"], r["latest_at"])
             if found is None:
                 continue
             hits.append(
