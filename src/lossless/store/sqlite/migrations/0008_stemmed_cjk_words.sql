@@ -9,11 +9,17 @@
 -- The message index reads its rows through a view applying it, so FTS5's
 -- snippets, 'rebuild' and 'integrity-check' see exactly the indexed text;
 -- the triggers give 'delete' that same text. Nothing but the indexes changes:
--- they are rebuilt here from the rows, which are untouched.
+-- they are rebuilt here from the rows, which are untouched. Written so that
+-- running it again rebuilds the same indexes.
+--
+-- A connection without lcm_search_text (a bare sqlite3 shell) can still read
+-- and MATCH everything, but cannot change a message, summary or memory, nor
+-- read a message snippet: messages are only rewritten through lossless.
 
-DROP TRIGGER messages_au;
-DROP TRIGGER messages_ad;
-DROP TABLE messages_fts;
+DROP TRIGGER IF EXISTS messages_au;
+DROP TRIGGER IF EXISTS messages_ad;
+DROP TABLE IF EXISTS messages_fts;
+DROP VIEW IF EXISTS messages_words;
 CREATE VIEW messages_words AS SELECT id, lcm_search_text(content) AS content FROM messages;
 CREATE VIRTUAL TABLE messages_fts USING fts5(
     content, content='messages_words', content_rowid='id',
@@ -30,9 +36,9 @@ CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
         VALUES ('delete', old.id, lcm_search_text(old.content));
 END;
 
-DROP TRIGGER summaries_ai;
-DROP TRIGGER summaries_au;
-DROP TABLE summaries_fts;
+DROP TRIGGER IF EXISTS summaries_ai;
+DROP TRIGGER IF EXISTS summaries_au;
+DROP TABLE IF EXISTS summaries_fts;
 CREATE VIRTUAL TABLE summaries_fts USING fts5(
     content, tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -57,10 +63,11 @@ CREATE TRIGGER summaries_au AFTER UPDATE OF content ON summaries BEGIN
         SELECT rowid, new.content FROM summary_rowids WHERE summary_id = new.id;
 END;
 
-DROP TRIGGER memories_ai;
-DROP TRIGGER memories_ad;
-DROP TRIGGER memories_au;
-DROP TABLE memories_fts;
+DROP TRIGGER IF EXISTS memories_ai;
+DROP TRIGGER IF EXISTS memories_ad;
+DROP TRIGGER IF EXISTS memories_au;
+DROP TABLE IF EXISTS memories_fts;
+DROP VIEW IF EXISTS memories_words;
 CREATE VIEW memories_words AS
     SELECT seq, lcm_search_text(text) AS text, lcm_search_text(tags_text) AS tags_text
     FROM memories;
