@@ -18,14 +18,15 @@ class TestPostgresLexical(LexicalConformance):
 def test_a_store_made_before_stemming_is_reindexed_whole(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Migration 0008 recomputes every search document from the rows: nothing lost."""
+    """Migration 0009 recomputes every search document from the rows: nothing lost."""
     from lossless.models import NewMessage, NewSummary
     from lossless.store.contract import GrepQuery, NewMemory
     from lossless.store.postgres import PostgresStore, migrate
 
     every = migrate.available_migrations()
+    stemming = next(m.version for m in every if m.name == "stemmed_cjk_words")
     monkeypatch.setattr(
-        migrate, "available_migrations", lambda: [m for m in every if m.version < 8]
+        migrate, "available_migrations", lambda: [m for m in every if m.version < stemming]
     )
     texts = ["we need better parsers", "请在飞书群里通知大家", "ran the migrations", "x" * 10]
     old = PostgresStore(pg_url)

@@ -20,7 +20,7 @@ class TestSQLiteLexical(LexicalConformance):
 def test_a_store_made_before_stemming_is_reindexed_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Migration 0008 rebuilds the word indexes from the rows: nothing lost, all searchable."""
+    """Migration 0009 rebuilds the word indexes from the rows: nothing lost, all searchable."""
     from lossless.models import NewMessage, NewSummary
     from lossless.store import migrations
     from lossless.store.contract import GrepQuery, NewMemory
@@ -28,8 +28,9 @@ def test_a_store_made_before_stemming_is_reindexed_whole(
     from lossless.store.sqlite import store as sqlite_store
 
     every = migrations.load_migrations("lossless.store.sqlite")
-    before = [m for m in every if m.version < 8]
-    # The schema and the append of a lossless from before migration 0008.
+    stemming = next(m.version for m in every if m.name == "stemmed_cjk_words")
+    before = [m for m in every if m.version < stemming]
+    # The schema and the append of a lossless from before migration 0009.
     monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: before)
     monkeypatch.setattr(
         history.Messages,

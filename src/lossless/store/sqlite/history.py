@@ -225,7 +225,7 @@ class Messages(Repo):
         """Add messages first_id..last_id to the word index in one pass.
 
         The trigram index follows later (``search.catch_up``): see migration 0005.
-        The word index reads the text through ``messages_words`` (migration 0008).
+        The word index reads the text through ``messages_words`` (migration 0009).
         """
         self.db.execute(
             "INSERT INTO messages_fts(rowid, content) "

@@ -59,7 +59,7 @@ def register_hash_functions(db: sqlite3.Connection) -> None:
 
 
 def register_search_functions(db: sqlite3.Connection) -> None:
-    """``lcm_search_text``: a text as the word indexes read it (migration 0008)."""
+    """``lcm_search_text``: a text as the word indexes read it (migration 0009)."""
     db.create_function(
         "lcm_search_text",
         1,

@@ -1,5 +1,5 @@
 -- Full-text search with stemming and CJK words, as on SQLite (migration
--- 0008 there; the semantics are lossless.store.lexical's).
+-- 0009 there; the semantics are lossless.store.lexical's).
 --
 -- Words are indexed by their Snowball English stem, so "migrations" finds
 -- "migration". The stemmer gets no stop list: a query made only of function
