@@ -53,7 +53,11 @@ def test_real_transcripts_verify_after_compaction(shared_data: Path, lcm_home: P
 
 
 def _sql(db: Path, statement: str) -> None:
+    from lossless.store.sqlite.repository import register_search_functions
+
     connection = sqlite3.connect(db)
+    # The word index's triggers call it (migration 0009).
+    register_search_functions(connection)
     connection.execute(statement)
     connection.commit()
     connection.close()

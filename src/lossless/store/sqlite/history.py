@@ -221,10 +221,11 @@ class Messages(Repo):
         """Add messages first_id..last_id to the word index in one pass.
 
         The trigram index follows later (``search.catch_up``): see migration 0005.
+        The word index reads the text through ``messages_words`` (migration 0009).
         """
         self.db.execute(
             "INSERT INTO messages_fts(rowid, content) "
-            "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
+            "SELECT id, content FROM messages_words WHERE id BETWEEN ? AND ?",
             (first_id, last_id),
         )
 

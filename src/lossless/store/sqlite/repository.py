@@ -19,6 +19,7 @@ from lossless.models import (
 )
 from lossless.store import rows
 from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.lexical import index_text
 
 if TYPE_CHECKING:
     from lossless.store.sqlite.store import SQLiteStore
@@ -56,6 +57,16 @@ def register_hash_functions(db: sqlite3.Connection) -> None:
     db.create_function("lcm_message_hash", 2, message_hash, deterministic=True)
     db.create_function("lcm_part_hash", 4, part_hash, deterministic=True)
     db.create_function("lcm_raw_hash", 1, lambda raw: raw_hash(unpack_raw(raw)), deterministic=True)
+
+
+def register_search_functions(db: sqlite3.Connection) -> None:
+    """``lcm_search_text``: a text as the word indexes read it (migration 0009)."""
+    db.create_function(
+        "lcm_search_text",
+        1,
+        lambda text: index_text(text) if isinstance(text, str) else text,
+        deterministic=True,
+    )
 
 
 def to_conversation(row: Any) -> Conversation:
