@@ -354,6 +354,20 @@ class MessageRepository(Protocol):
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
         ...
 
+    def store_texts_once(self, conversation_id: int) -> int:
+        """Re-store the conversation's parts and raw lines that were written in
+        full (before migration 0009) as references to their message's texts
+        where they repeat them (``lossless.store.stored_once``); what is read
+        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        ...
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        """Delete the raw transcript lines of messages created before
+        ``created_before`` (ISO 8601), keeping every message and part; records
+        that belong to no message are kept. Returns how many were (or, with
+        ``dry_run``, would be) deleted (``lcm gc --raw-older-than``)."""
+        ...
+
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         """Every message, part and native record of the conversation with its
         recorded content hash (``lcm verify`` recomputes and compares)."""
