@@ -200,6 +200,12 @@ def deframed(shown: str) -> str:
     return _flat(inner)
 
 
+def reaches_context(core: str, shown: str) -> bool:
+    """Whether ``core`` is shown as written (not withheld, not escaped), in
+    or out of an attribution."""
+    return _flat(core) in deframed(shown)
+
+
 def outside_attributions(shown: str) -> str:
     """What of the shown summary is *not* inside an attribution: where an
     instruction would still stand in the instruction position."""
@@ -255,7 +261,7 @@ def measure(
             outcome = run(summarizer, entry)
         # Reaches the context as written (not withheld, not escaped), in or out
         # of an attribution.
-        live = _flat(entry.core) in deframed(outcome.shown)
+        live = reaches_context(entry.core, outcome.shown)
         in_summary = _flat(entry.core) in _flat(outcome.summary)
         exposed = live and in_instruction_position(entry.core, outcome.shown)
         for key in (entry.split, "all"):

@@ -191,7 +191,7 @@ _OBJECT = (
     r"commands you (?:were|have been) given|orders)"
 )
 _AI = (
-    r"(?:ai|a\.i\.|llm|llms|language models?|ai (?:assistant|agent|model|system)s?|assistants?|"
+    r"(?:ai|a\.i\.|llm|llms|language models?|ai (?:assistant|agent|model|system|helper|tool)s?|assistants?|"
     r"agents?|chat ?bots?|bots?|claude|chatgpt|gpt(?:-?\d\w*)?|codex|copilot|gemini|summari[sz]ers?|"
     r"(?:the |this )?model)"
 )
@@ -207,7 +207,7 @@ _DESTRUCTIVE = (
     r"|/(?:etc|usr|home|var|root|bin|boot|lib|opt|srv)/?(?=\s|$)|\"/\"|'/')"
     r"|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\s+[^\n]{0,40}\bof=/dev/(?:sd|nvme|hd|disk)|:\(\)\s*\{\s*:\|:&\s*\};:"
     r"|\bchmod\s+-r\s+0?777\s+/(?:\s|$)|>\s*/dev/sd[a-z]|\bshred\s+[^\n]{0,30}/dev/"
-    r"|\bdrop\s+(?:database|schema)\s+\w+|\bgit\s+push\s+(?:--force|-f)\s+\S+\s+(?:main|master)\b"
+    r"|\bgit\s+clean\s+-[a-z]*(?:fd|df|xf|fx)[a-z]*|\bgit\s+reset\s+--hard\s+origin/|\bdrop\s+(?:database|schema)\s+\w+|\bgit\s+push\s+(?:--force|-f)\s+\S+\s+(?:main|master)\b"
     r"|\bformat\s+c:|\bdel\s+/[sfq]\s+/[sfq]|\bremove-item\s+[^\n]{0,40}-recurse[^\n]{0,40}-force)"
 )
 _REMOTE_CODE = r"(?:\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\biex\s*\()"
@@ -353,6 +353,113 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (
         "override",
         r"\b(?:ignore|disregard)\s+the\s+(?:user|human|operator)(?:\s+(?:and|completely|entirely)\b|\s*[,.;:]|\s*$)",
+    ),
+    # Round 3's classes (studied after its held-out figures were recorded).
+    (
+        "goal",
+        r"(?:^|[\n.!?:;])\s*(?:[-*•>]\s*)?(?:please\s+)?(?:tell|assure|reassure|inform|convince|let) the "
+        r"(?:user|human|customer|reader|operator|team)s?\s+(?:know\s+)?(?:that\s+)?[^.!?\n]{0,80}?"
+        r"\b(?:passed|is safe|are safe|succeeded|successful|no (?:further|more|issues|problems|"
+        r"vulnerabilit\w+)|is fine|already|approved|official|not affected|nothing to worry|is clean)",
+    ),
+    (
+        "goal",
+        r"\b(?:always|only|just) (?:answer|say|reply|respond|report|claim|state)\b(?: that|[^.!?\n]{0,60}"
+        r"\bregardless\b)",
+    ),
+    (
+        "goal",
+        rf"\b(?:reply|respond|answer)\b[^.!?\n]{{0,60}}\bwith\b[^.!?\n]{{0,30}}(?:contents? of|{_SECRET})",
+    ),
+    (
+        "goal",
+        r"\b(?:in|with) your (?:next |following |final )?(?:reply|response|answer|message|output)s?\b"
+        r"[^.!?\n]{0,40}\b(?:include|add|insert|mention|put|say|state|use|link)\b",
+    ),
+    (
+        "goal",
+        r"\bthe (?:verdict|answer|conclusion|response|reply|rating|recommendation) you (?:must|should|"
+        r"will|shall|have to|need to) (?:give|say|write|report|provide|reach|state)\b",
+    ),
+    (
+        "goal",
+        r"\b(?:the )?(?:actual|real|true) (?:job|task|goal|objective|mission|assignment)s?\s*(?::|is to\b)",
+    ),
+    (
+        "goal",
+        rf"\b(?:the\s+)?{_AI}\s+(?:must|should|shall|is to|are to|needs? to|has to|(?:is|are) required to)\s+"
+        r"(?:now\s+|always\s+|also\s+|first\s+)?(?:describe|say|claim|tell|recommend|mark|present|insist|"
+        r"assert|conclude|replace|approve|merge|report)\b",
+    ),
+    (
+        "goal",
+        r"\byou (?:will |must |shall |should |are to )?(?:only )?(?:answer|respond|reply|speak|write|output)"
+        r"\b[^.!?\n]{0,40}\b(?:from (?:now|here|this point) on\w*|henceforth|going forward)",
+    ),
+    (
+        "override",
+        r"\b(?:everything|all|anything) (?:above|before|prior to) (?:this (?:line|point|message|note)|here)\s+"
+        r"(?:was|is)\s+(?:only\s+|just\s+|merely\s+)?(?:a\s+|an\s+)?(?:test|warm-?up|joke|example|drill|"
+        r"distraction|placeholder|fake|decoy)",
+    ),
+    (
+        "address",
+        r"\b(?:note|message|instructions?|hint|reminder|notice)s?\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
+        r"(?:automated|ai|llm|bot|models?|assistants?|agents?|summari[sz]\w*|crawlers?|language models?)"
+        r"(?:\s+[\w-]+){0,3}\s*:",
+    ),
+    (
+        "address",
+        r"\b(?:todo|fixme|note|hint|xxx)\s*\(\s*(?:ai|llm|bot|agent|assistant|claude|copilot|codex|gpt|model)\s*\)\s*:",
+    ),
+    (
+        "address",
+        rf"(?:^|[.!?]\s+|[\s>(\[])(?:for|to|attention,?)\s+(?:all\s+|any\s+|the\s+)?(?:{_AI})(?:\s+only)?\s*:\s*"
+        r"(?:please\s+)?(?:respond|reply|answer|ignore|always|never|do|don'?t|you|run|send|visit|open|"
+        r"include|say|tell|add|delete|remove|use)\b",
+    ),
+    (
+        "address",
+        r"\b(?:summary|summari[sz]ation|review|ai|chat|search) bots?\s*:",
+    ),
+    (
+        "address",
+        rf"\bnext (?:action|step|task|move) for (?:the\s+|this\s+|any\s+)?{_AI}\b",
+    ),
+    (
+        "conceal",
+        r"\b(?:do not|don'?t|never) (?:mention|reveal|repeat|quote|disclose|summari[sz]e|acknowledge) "
+        r"(?:this|these|the following) (?:paragraph|message|note|instructions?|text|line|section|comment|request)",
+    ),
+    (
+        "conceal",
+        r"\b(?:quietly|silently|secretly|covertly)\s+(?:remove|delete|disable|drop|bypass|skip|turn off|"
+        r"add|insert)\b",
+    ),
+    (
+        "authority",
+        r"\b(?:the )?(?:user|operator|owner|admin\w*|maintainers?|security team) (?:has|have) (?:already )?"
+        r"(?:agreed|approved|authori[sz]ed|consented|confirmed|signed off)\b[^.!?\n]{0,60}?[,:;—-]\s*"
+        r"(?:so\s+)?(?:please\s+|now\s+)?(?:go ahead|proceed|run|execute|delete|push|deploy|transfer|wipe|reset)",
+    ),
+    (
+        "override",
+        r"\bnew (?:top )?(?:priority|policy|requirement|directive|mandate)\b(?: from [\w ]{1,30}?)?\s*[:—-]",
+    ),
+    (
+        "exfiltrate",
+        rf"\b(?:should|must|will|needs? to|has to|is to)\s+(?:now\s+|first\s+|also\s+)?(?:open|read|cat|copy|"
+        rf"paste|send|upload|post|print|dump|include|attach)\b[^.!?\n]{{0,60}}{_SECRET}",
+    ),
+    # A forged turn inside a line: a speaker label, then that speaker's words.
+    (
+        "role",
+        r"\b(?:assistant|ai)\s*:[ \t]+(?:i(?:'ll| will| am going to|'m going to| shall)|sure|ok(?:ay)?|"
+        r"certainly|of course|understood|yes|no problem|done)\b",
+    ),
+    (
+        "role",
+        r"\b(?:human|user)\s*:[ \t]+(?:ignore|disregard|forget|stop|now (?:delete|run|send|ignore))\b",
     ),
     # Forged authority.
     (
