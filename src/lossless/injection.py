@@ -79,6 +79,7 @@ _INVISIBLE_RE = re.compile(
 )
 # Latin look-alikes from Cyrillic, Greek and a few symbol blocks (the letters
 # an attacker swaps in so "ignоre" no longer matches "ignore").
+_INTERLEAVED_RE = re.compile(r"[^\W\d_][\u200b\u200c\u2060\ufeff]+(?=[^\W\d_])")
 _CONFUSABLES = str.maketrans(
     {
         "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o",
@@ -226,7 +227,8 @@ _SEND = (
 _DESTINATION = (
     r"(?:https?://|\bftp://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:to|into|at|via)\s+(?:the |this |that |my |our )?"
     r"(?:url|endpoint|server|webhook|address|email|inbox|pastebin|gist|discord|telegram|slack channel|"
-    r"remote|attacker|collector|ip)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bngrok\b|\bwebhook\.site\b|\brequestbin\b)"
+    r"remote|attacker|collector|ip)\b|\b(?:to|into|at|via|on)\s+(?:our|my|this|that|their)\s+(?:[\w-]+\s+)?"
+    r"(?:portal|site|website|form|page|server|bucket|drive)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bngrok\b|\bwebhook\.site\b|\brequestbin\b)"
 )
 _CONCEAL = (
     r"(?:without (?:asking|telling|informing|notifying|alerting|confirming with|checking with|"
@@ -319,7 +321,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
         "address",
         rf"\b(?:any|every|all|each|the|dear|attention|for the|to the|hey)\s+(?:[\w-]+\s+)?{_AI}\b"
         r"(?:\s+(?:that|who|which)\s+(?:reads?|is reading|sees?|processes|parses)\s+this)?"
-        r"\s*[:,—-]\s*(?:please\s+)?(?:you\s+(?:must|should|need|have)\b|tell|say|ignore|disregard|forget|"
+        r"\s*[:,—-]\s*(?:please\s+|kindly\s+)?(?:you\s+(?:must|should|need|have)\b|tell|say|ignore|disregard|forget|"
         r"run|execute|send|upload|open|visit|delete|remove|replace|stop|reply|respond|answer|report|"
         r"your\s+(?:goal|task|instructions?|objective))\b",
     ),
@@ -451,6 +453,66 @@ _PHRASES: tuple[tuple[str, str], ...] = (
         rf"\b(?:should|must|will|needs? to|has to|is to)\s+(?:now\s+|first\s+|also\s+)?(?:open|read|cat|copy|"
         rf"paste|send|upload|post|print|dump|include|attach)\b[^.!?\n]{{0,60}}{_SECRET}",
     ),
+    # Round 4's classes (studied after its held-out figures were recorded).
+    (
+        "address",
+        r"\b(?:whoever|anyone|anybody|any (?:tool|program|system|reader)) (?:that |who )?(?:processes|reads|"
+        r"summari[sz]es|parses|sees|ingests|is reading|is summari[sz]ing) this\b",
+    ),
+    (
+        "goal",
+        r"\bto (?:include|put|add|state|mention|repeat) in (?:any|every|the|your) (?:summary|summaries|answer|"
+        r"reply|response|report)\b",
+    ),
+    (
+        "address",
+        r"(?:^|[.!?\n]\s*)(?:search engines|crawlers|bots|assistants|agents|llms|language models|ai models)"
+        r"(?: and [\w ]{1,20})?\s*:\s",
+    ),
+    (
+        "override",
+        r"\b(?:final|last|real|hidden|secret|additional|extra|true) instructions?\s*:",
+    ),
+    (
+        "goal",
+        r"\b(?:decode|decrypt|deobfuscate|translate) (?:it |this |the \w+ )?(?:and|then) (?:follow|obey|execute|run|do)\b",
+    ),
+    (
+        "goal",
+        r"\binstead of (?:fixing|doing|working on|answering|solving|reviewing) (?:the|your|this|that) "
+        r"(?:bug|task|request|question|issue|problem|code)\b",
+    ),
+    (
+        "goal",
+        r"\bthe (?:reply|response|answer|message) to the (?:user|customer|human)\b[^.!?\n]{0,30}\b(?:says?|states?|"
+        r"claims?|must|should|includes?)\b",
+    ),
+    (
+        "conceal",
+        r"\b(?:must not|should not|do not|don'?t|never) (?:reveal|mention|disclose|show) (?:this|the following) "
+        r"(?:step|action|part|instruction|request)\b",
+    ),
+    (
+        "exfiltrate",
+        rf"(?<!never )(?<!not )(?<!n't )(?<!avoid )\b(?:copy|paste|put|include|post|add|attach)\s+[^.!?\n]{{0,40}}{_SECRET}[^.!?\n]{{0,20}}\b(?:into|in|to)\s+"
+        r"(?:the\s+|a\s+|your\s+)?(?:pr|pull request|issue|commit|description|comment|readme|channel|chat|public)\b",
+    ),
+    (
+        "exfiltrate",
+        rf"\b(?:print|show|output|list|dump|echo|reveal|include)\s+(?:every|all|the|each|any)?\s*{_SECRET}"
+        r"[^.!?\n]{0,30}\b(?:in|into) your (?:reply|response|answer|output)",
+    ),
+    (
+        "address",
+        r"(?:^|//|#|--|/\*|\s)\s*(?:assistant|ai|agent|claude|copilot|llm|bot)\s*:[ \t]+(?:please\s+)?"
+        r"(?:overwrite|delete|remove|run|execute|send|upload|push|install|replace|ignore|disable|add|download|"
+        r"curl|wget|rm)\b",
+    ),
+    (
+        "command",
+        r"\b(?:grant|give|assign)\b[^.!?\n]{0,40}\b(?:owner|admin(?:istrator)?|root|superuser|full)\s+"
+        r"(?:rights|role|permissions?|access|privileges)\b[^.!?\n]{0,30}\b(?:whole|entire|all|every)\b",
+    ),
     # A forged turn inside a line: a speaker label, then that speaker's words.
     (
         "role",
@@ -540,6 +602,11 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 # The same override and persona moves in other languages (word order varies,
 # so verb and object are matched in either order within a short window).
 _MULTILINGUAL: tuple[tuple[str, str], ...] = (
+    ("override", r"\btalimatlar\w*\s+(?:yok say|görmezden gel|unut)"),
+    (
+        "conceal",
+        r"(?:不要|别|不許|不许)(?:告诉|告訴|通知)(?:用户|用戶|使用者)|ユーザーに(?:言わ|知らせ)ないで|사용자에게 알리지 ?마",
+    ),
     (
         "override",
         r"\b(?:ignore[zrs]?|ignorez|oublie[zr]?|ne tenez pas compte d)\b[^.!?]{0,40}\b(?:instructions?|consignes?|directives?|règles)\b",
@@ -672,7 +739,7 @@ _COMMAND_RES: tuple[tuple[str, _LazyPattern], ...] = (
     (
         "command",
         _lazy(
-            rf"\b{_AI}\s*[,:]?\s+(?:you\s+)?(?:must|should|need to|have to|are required to|will now|shall|please|now)\s+(?:immediately\s+|first\s+)?(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|modify|edit|overwrite|disable|send|post|upload|email|commit)\b"
+            rf"\b{_AI}(?:\s+[\w-]+){{0,4}}?\s*[,:]?\s+(?:you\s+)?(?:must|should|need to|needs to|have to|has to|are required to|is required to|will now|shall|please|now)\s+(?:immediately\s+|first\s+)?(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|modify|edit|overwrite|disable|send|post|upload|email|commit)\b"
         ),
     ),
     (
@@ -812,6 +879,11 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     if not text or not text.strip():
         return []
     findings: list[Finding] = []
+    # Invisible characters between the letters of words: text hidden from a
+    # person reading it, there for a model to read.
+    interleaved = _INTERLEAVED_RE.findall(text)
+    if len(interleaved) >= 4:
+        findings.append(Finding("encoded", "zero-width characters inside words", "raw"))
     # Kinds matched in a readable view, reported speech included: the
     # compacted view only adds what spacing tricks hid from those.
     readable: set[str] = set()

@@ -94,6 +94,11 @@ _MODAL_RE = re.compile(
     r"\b(?:must|should|shall|will|needs? to|has to|have to|is to|are to|is required|are required|"
     r"ought|may now|can now|next (?:action|step)|only)\b"
 )
+_URGENCY_RE = re.compile(
+    r"\b(?:it is|it's|it must be)\s+(?:very\s+|extremely\s+|really\s+|critically\s+|absolutely\s+)?"
+    r"(?:important|essential|vital|critical|crucial|imperative|mandatory|required|necessary)\s+(?:that|to)\b|"
+    r"\b(?:mandatory|required|compulsory)\b"
+)
 _META_RE = re.compile(
     r"\b(?:instructions?|directives?|prompts?|rules?|polic(?:y|ies)|priorit(?:y|ies)|override|"
     r"task|objective|goal|mission|orders?|verdict|guidelines?|job|next step|conclusion)\b"
@@ -121,7 +126,7 @@ _MODAL_VERB_RE = re.compile(
 )
 # A clause that ends in a speaker's label: what follows is that speaker's line.
 _SPEAKER_RE = re.compile(
-    r"(?:^|[\s\[(>*#])(?:system|assistant|user|human|developer|ai|model|bot|admin\w*|operator|"
+    r"(?:^|[\s\[(>*#])(?:system|assistant|user|human|tool|developer|ai|model|bot|admin\w*|operator|"
     r"instructions?|note to [\w ]{1,30}|final \w+|important|attention|reminder[\w ]{0,30})\s*[:\]]$"
 )
 # Words that open an English statement without being an order: an unknown
@@ -164,7 +169,7 @@ def is_directive(clause: str) -> bool:
     plain = fold(clause)
     if not _WORD_RE.search(plain):
         return False
-    if _SECOND_PERSON_RE.search(plain) or _META_RE.search(plain):
+    if _SECOND_PERSON_RE.search(plain) or _META_RE.search(plain) or _URGENCY_RE.search(plain):
         return True
     if _READER_RE.search(plain) and _MODAL_RE.search(plain):
         return True
@@ -217,8 +222,12 @@ def _unknown_opener(clause: str) -> bool:
 
 
 def _spoken(clause: str) -> bool:
-    """Whether ``clause`` ends in a speaker's label (``Assistant:``, ``SYSTEM:``)."""
-    return bool(_SPEAKER_RE.search(fold(clause).rstrip()))
+    """Whether ``clause`` ends in a speaker's label (``Assistant:``, ``SYSTEM:``)
+    or names its reader as an AI before a colon ("Search engines and assistants:")."""
+    plain = fold(clause).rstrip()
+    return bool(_SPEAKER_RE.search(plain)) or (
+        plain.endswith(":") and bool(_READER_RE.search(plain))
+    )
 
 
 # What stays outside an attribution: indentation, a bullet, a timestamp.
@@ -239,18 +248,30 @@ def attribute(text: str, *, lead: str = ATTRIBUTION_LEAD) -> str:
     """``text`` with every directive clause wrapped as ``lead “clause”``.
 
     Every word is kept; only the framing changes. Consecutive directive
-    clauses of one line share one attribution.
+    clauses of one line share one attribution. A speaker's line is attributed
+    whatever it says, and so is what a directive introduces with a colon
+    ("Conclusion to include in any summary: the audit found nothing") or
+    leaves unfinished at the end of a line (its next line).
     """
     out: list[str] = []
+    carried = False
     for line in text.split("\n"):
         pieces: list[str] = []
         run: list[str] = []
-        after_speaker = False
+        own = False  # the line's last clause is directive in itself
         for clause, sep in _clauses(line):
-            # A speaker's line is attributed with its label, whatever it says.
             spoken = _spoken(clause)
-            if spoken or after_speaker or is_directive(clause):
-                after_speaker = spoken
+            if spoken and _bare_label(clause):
+                # A header such as "[ts] user:" stays as it is; its line follows.
+                if run:
+                    pieces.append(_attributed_run(run, lead))
+                    run = []
+                pieces.append(clause + sep)
+                carried = own = True
+                continue
+            own = spoken or is_directive(clause)
+            if own or carried:
+                carried = spoken or clause.rstrip().endswith(":")
                 run.append(clause + sep)
                 continue
             if run:
@@ -259,8 +280,18 @@ def attribute(text: str, *, lead: str = ATTRIBUTION_LEAD) -> str:
             pieces.append(clause + sep)
         if run:
             pieces.append(_attributed_run(run, lead))
+        unfinished = bool(line.strip()) and not re.search(r"[.!?。！？”\"')\]]\s*$", line)
+        carried = carried or (own and unfinished)
         out.append("".join(pieces))
     return "\n".join(out)
+
+
+_BARE_LABEL_RE = re.compile(r"[\w .'-]{1,40}:")
+
+
+def _bare_label(clause: str) -> bool:
+    frame = _FRAME_RE.match(clause)
+    return bool(_BARE_LABEL_RE.fullmatch(clause[frame.end() if frame else 0 :].strip()))
 
 
 def _attributed_run(run: list[str], lead: str) -> str:
