@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lossless.engine import indexing
-from lossless.engine.branches import follow_rewinds
+from lossless.engine.branches import ROLLBACK_EVENT, follow_rewinds, follow_rollbacks
 from lossless.engine.sensitive import Redactors, redact_raw_line, redact_records
 from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
@@ -427,6 +427,9 @@ class Importer:
                 record_redactions(tx, conversation.id, counts)
             if branched and appended.inserted:
                 for rewind in follow_rewinds(tx, conversation.id, before, appended.inserted):
+                    result.rewinds.append(rewind.describe())
+            if any(ROLLBACK_EVENT in r.raw for r in records):
+                for rewind in follow_rollbacks(tx, conversation.id, records):
                     result.rewinds.append(rewind.describe())
         result.messages_added += len(appended.inserted)
         result.messages_skipped += appended.skipped
