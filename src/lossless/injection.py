@@ -101,15 +101,20 @@ _SPACED_RE = re.compile(r"\b(?:[a-z] ){3,}[a-z]\b")
 
 
 def _base(text: str) -> str:
-    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    # ASCII text has no compatibility forms or invisible characters to undo.
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
     if "&" in text:
         text = html.unescape(text)
     return re.sub(r"[^\S\n]+", " ", text).casefold()
 
 
 def _folded(base: str) -> str:
-    text = unicodedata.normalize("NFKD", base.translate(_CONFUSABLES))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_LEET)
+    if base.isascii():  # no homoglyphs, no accents: the common case, kept cheap
+        text = base.translate(_LEET)
+    else:
+        text = unicodedata.normalize("NFKD", base.translate(_CONFUSABLES))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_LEET)
     text = _SEPARATED_RE.sub(" ", text)
     return _SPACED_RE.sub(lambda m: m.group(0).replace(" ", ""), text)
 
