@@ -214,6 +214,16 @@ class ConversationRepository(Protocol):
         """Return the conversation for (project, client, session_id), creating it once."""
         ...
 
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        """Delete a conversation that holds nothing at all; False (and kept) otherwise.
+
+        For an import whose first write failed (a full disk) after it created
+        the conversation: no empty row is left behind. A conversation with a
+        message, a native record, a summary or anything else pointing at it
+        is never deleted.
+        """
+        ...
+
     def get(self, conversation_id: int) -> Conversation | None: ...
 
     def find_by_session(

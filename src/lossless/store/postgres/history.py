@@ -87,6 +87,26 @@ class Conversations(Repo):
             assert row is not None
             return to_conversation(row)
 
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        from psycopg import errors as pg_errors
+
+        with self.s._atomic() as conn:
+            if conn.execute(
+                "SELECT 1 FROM messages WHERE conversation_id = %s LIMIT 1", [conversation_id]
+            ).fetchone():
+                return False
+            try:
+                # Every other table pointing at a conversation does so by a
+                # foreign key: a row anywhere refuses the delete (a savepoint
+                # keeps the refusal from aborting the transaction).
+                with conn.transaction():
+                    deleted = conn.execute(
+                        "DELETE FROM conversations WHERE id = %s", [conversation_id]
+                    ).rowcount
+            except pg_errors.ForeignKeyViolation:
+                return False
+            return bool(deleted)
+
     def get(self, conversation_id: int) -> Conversation | None:
         row = self.s._q1("SELECT * FROM conversations WHERE id = %s", [conversation_id])
         return None if row is None else to_conversation(row)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -91,6 +92,26 @@ class Conversations(Repo):
                 row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (cur.lastrowid,))
             assert row is not None
             return to_conversation(row)
+
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        with self.s._atomic():
+            if self.s._q1(
+                "SELECT 1 FROM messages WHERE conversation_id = ? LIMIT 1", (conversation_id,)
+            ):
+                return False
+            try:
+                # Every other table pointing at a conversation does so by a
+                # foreign key (enforced): a row anywhere refuses the delete.
+                self.db.execute("SAVEPOINT discard_if_empty")
+                deleted = self.db.execute(
+                    "DELETE FROM conversations WHERE id = ?", (conversation_id,)
+                ).rowcount
+                self.db.execute("RELEASE discard_if_empty")
+            except sqlite3.IntegrityError:
+                self.db.execute("ROLLBACK TO discard_if_empty")
+                self.db.execute("RELEASE discard_if_empty")
+                return False
+            return bool(deleted)
 
     def get(self, conversation_id: int) -> Conversation | None:
         row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
