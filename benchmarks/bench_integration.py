@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -129,6 +130,10 @@ class Transcript:
 
 def hook_env(scratch: Path, bytecode_cache: bool) -> dict[str, str]:
     env = dict(os.environ)
+    # The transcript is written under the scratch folder, outside the folders
+    # a hook reads transcripts from by default: without this every hook would
+    # refuse it (and exit 0, as hooks do), and only a failure would be timed.
+    env["LCM_TRANSCRIPT_DIRS"] = str(scratch / "hook-project")
     if bytecode_cache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
@@ -183,7 +188,15 @@ def bench_hook(scratch: Path, messages: int, runs: int, *, bytecode_cache: bool 
         assert conv is not None
         total = sum(1 for _ in engine.store.messages.iter_all(conv.id))
     log = home / "logs" / "hooks.log"
-    workers = log.read_text("utf-8").count("started worker") if log.exists() else 0
+    text = log.read_text("utf-8") if log.exists() else ""
+    workers = text.count("started worker")
+    failed = [
+        line
+        for line in text.splitlines()
+        if re.match(r"\S+ \S+ (?:session=\S+ )?pid=\d+ error ", line)
+    ]
+    if failed:
+        raise RuntimeError(f"{len(failed)} hook runs failed, the first: {failed[0][:300]}")
     common.print_table(
         [
             "event",

@@ -81,9 +81,13 @@ def _fast_hook(args: list[str]) -> int | None:
         import gc
 
         gc.disable()
+    from lossless import regex_cache
+
+    # The patterns the hook path compiles at import, kept from the last hook.
+    regex_cache.install()
     from lossless import hooks
 
-    return hooks.main(
+    code = hooks.main(
         hooks.canonical_event(event),
         home=Path(home) if home else None,
         client=client,
@@ -91,6 +95,8 @@ def _fast_hook(args: list[str]) -> int | None:
         background=background,
         lock_fd=lock_fd,
     )
+    regex_cache.keep()
+    return code
 
 
 def _fast_mcp(args: list[str]) -> bool:
