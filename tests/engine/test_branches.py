@@ -453,3 +453,22 @@ def test_real_codex_rollouts_roll_back_their_last_turn(
     assert all(m.id not in in_context for m in messages if m.seq >= last.seq)
     assert all(m.id in in_context for m in messages if m.seq < last.seq)
     assert verify(engine.store).ok, verify(engine.store).problems
+
+
+def test_a_forked_codex_thread_records_what_it_was_forked_from(
+    engine: Engine, tmp_path: Path
+) -> None:
+    r = Rollout(tmp_path / "rollout-2026-05-11T08-00-00-019e0000-0000-7000-8000-00000000f0c4.jsonl")
+    r.lines[0]["payload"]["id"] = "019e0000-0000-7000-8000-00000000f0c4"
+    r.lines[0]["payload"]["forked_from_id"] = "019e0000-0000-7000-8000-00000000beef"
+    # A fork's rollout repeats the parent's session_meta after its own: the first is its own.
+    r.lines.append(
+        r._line("session_meta", {"id": "019e0000-0000-7000-8000-00000000beef", "cwd": "/work/proj"})
+    )
+    r.turn("forked question", "forked answer")
+    result = engine.import_file(r.write(), final=True)
+    assert result.conversation_id is not None
+    conversation = engine.store.conversations.get(result.conversation_id)
+    assert conversation is not None
+    assert conversation.session_id == "019e0000-0000-7000-8000-00000000f0c4"
+    assert conversation.metadata["forked_from_id"] == "019e0000-0000-7000-8000-00000000beef"

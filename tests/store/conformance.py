@@ -377,6 +377,43 @@ class StoreConformance:
         store.context.append_messages(cid, more)
         assert store.context.list(cid)[-1].message_id == more[0].id
 
+    def test_context_read_from_the_newest_back(self, store: Store) -> None:
+        cid = self.conv(store)
+        user = msg("please fix it", "k0", role="user", parts=(NewPart("text", "please fix it"),))
+        call = msg(
+            "call", "k1", role="assistant", parts=(NewPart("tool_use", "{}", tool_call_id="c1"),)
+        )
+        result = msg(
+            "done", "k2", role="user", parts=(NewPart("tool_result", "ok", tool_call_id="c1"),)
+        )
+        bare = msg("typed, no parts", "k3", role="user")
+        answer = msg("fixed", "k4", role="assistant", parts=(NewPart("text", "fixed"),))
+        ms = store.messages.append(cid, [user, call, result, bare, answer]).inserted
+        store.context.append_messages(cid, ms)
+        leaf = store.summaries.create(self._summary(cid, "s"), message_ids=[ms[0].id])
+        first = store.context.list(cid)[0]
+        store.context.replace_range(cid, first.ordinal, first.ordinal, leaf)
+        items = store.context.list(cid)
+        stats = store.context.stats(cid)
+        assert (stats.items, stats.tokens, stats.summaries) == (
+            5,
+            sum(i.token_count for i in items),
+            1,
+        )
+        assert stats.message_tokens == sum(m.token_count for m in ms[1:])
+        assert store.context.newest(cid, limit=2) == items[-2:]
+        assert store.context.newest(cid, before_ordinal=items[-2].ordinal, limit=10) == items[:-2]
+        assert store.context.newest(cid, limit=0) == []
+        # Only raw message items older than the bound count; the summary item does not.
+        assert store.context.tool_uses_before(cid, ["c1", "zz"], items[2].ordinal) == {"c1"}
+        assert store.context.tool_uses_before(cid, ["c1"], items[1].ordinal) == set()
+        # Summaries and possible prompts, newest first: the tool result is not one.
+        found = store.context.prompt_candidates(cid, before_ordinal=items[-1].ordinal, limit=10)
+        assert [i.summary_id or i.message_id for i in found] == [ms[3].id, leaf.id]
+        assert store.context.prompt_candidates(cid, before_ordinal=10**9, limit=1) == [items[3]]
+        empty = self.conv(store, "other")
+        assert store.context.stats(empty).items == 0
+
     # -- search --------------------------------------------------------
 
     def _seed_search(self, store: Store) -> tuple[int, int]:

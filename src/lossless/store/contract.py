@@ -48,6 +48,7 @@ from typing import Any, Literal, Protocol
 from lossless.models import (
     JSON,
     ContextItem,
+    ContextStats,
     Conversation,
     LargeFile,
     Message,
@@ -426,6 +427,32 @@ class ContextRepository(Protocol):
         ...
 
     def token_total(self, conversation_id: int) -> int: ...
+
+    def stats(self, conversation_id: int) -> ContextStats:
+        """Item count, token sum, summary count and raw-message token sum, in one query."""
+        ...
+
+    def newest(
+        self, conversation_id: int, *, before_ordinal: int | None = None, limit: int
+    ) -> builtins.list[ContextItem]:
+        """Up to ``limit`` items just older than ``before_ordinal`` (the newest when None),
+        ordered by ordinal: lets assembly read from the end back, never the whole context."""
+        ...
+
+    def tool_uses_before(
+        self, conversation_id: int, call_ids: Sequence[str], before_ordinal: int
+    ) -> set[str]:
+        """Those of ``call_ids`` used by a tool_use part of a raw message item older
+        than ``before_ordinal`` (a pair straddling the start of what assembly read)."""
+        ...
+
+    def prompt_candidates(
+        self, conversation_id: int, *, before_ordinal: int, limit: int
+    ) -> builtins.list[ContextItem]:
+        """Up to ``limit`` items older than ``before_ordinal``, newest first, that are
+        summaries or could be a user prompt: user-role messages with a part that is not
+        a tool_result, or with no parts. A prefilter only: the caller decides."""
+        ...
 
     def remove_messages(
         self, conversation_id: int, message_ids: Sequence[int]
