@@ -81,10 +81,12 @@ def _fast_hook(args: list[str]) -> int | None:
         import gc
 
         gc.disable()
-    from lossless import regex_cache
+    from lossless import dataclass_cache, regex_cache
 
-    # The patterns the hook path compiles at import, kept from the last hook.
+    # What the hook path's modules compile at import (regular expressions,
+    # the methods of its records), kept from the last hook.
     regex_cache.install()
+    dataclass_cache.install()
     from lossless import hooks
 
     code = hooks.main(
@@ -96,6 +98,7 @@ def _fast_hook(args: list[str]) -> int | None:
         lock_fd=lock_fd,
     )
     regex_cache.keep()
+    dataclass_cache.keep()
     return code
 
 

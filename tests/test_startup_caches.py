@@ -1,4 +1,5 @@
-"""``lossless.regex_cache``: patterns compiled at import are kept for the next hook.
+"""``lossless.regex_cache`` and ``lossless.dataclass_cache``: what a hook compiles at
+import (regular expressions, the methods of its records) is kept for the next one.
 
 Each case runs in a fresh interpreter (the cache is per process, its file in
 a bytecode cache folder of the test's own).
@@ -94,3 +95,61 @@ def test_a_corrupt_file_is_a_miss(tmp_path: Path) -> None:
 def test_nothing_is_written_when_bytecode_is_not(tmp_path: Path) -> None:
     assert run(tmp_path, write=False)["added"] == 0
     assert list(tmp_path.rglob("regex-cache.*")) == []
+
+
+# --------------------------------------------------------------------------- dataclass code
+
+_RUN_DATACLASSES = """
+import builtins, dataclasses, json, sys
+compiled = []
+original = builtins.compile
+def counting(source, *args, **kwargs):
+    if isinstance(source, str) and "__create_fn__" in source:
+        compiled.append(source)
+    return original(source, *args, **kwargs)
+builtins.compile = counting
+from lossless import dataclass_cache
+loaded = dataclass_cache.install()
+from lossless.models import NewMessage, NewPart
+part = NewPart(kind="text", text="hi")
+message = NewMessage(role="user", content="hi", parts=(part,))
+try:
+    message.role = "assistant"
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+same = message == NewMessage(role="user", content="hi", parts=(NewPart(kind="text", text="hi"),))
+added = dataclass_cache.keep()
+print(json.dumps({
+    "loaded": loaded, "added": added, "compiled": len(compiled),
+    "repr": repr(message), "frozen": frozen, "same": same, "hash": hash(part) == hash(NewPart(kind="text", text="hi")),
+}))
+"""
+
+
+def run_dataclasses(prefix: Path) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_DATACLASSES],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_dataclass_methods_are_compiled_once_and_behave_the_same(tmp_path: Path) -> None:
+    first = run_dataclasses(tmp_path)
+    assert first["loaded"] == 0 and first["added"] == first["compiled"] > 10
+    second = run_dataclasses(tmp_path)
+    assert second["loaded"] == first["added"] and second["added"] == second["compiled"] == 0
+    for key in ("repr", "frozen", "same", "hash"):
+        assert second[key] == first[key], key
+    assert second["frozen"] and second["same"] and second["hash"]
+    (path,) = tmp_path.rglob("dataclass-code.*.marshal")
+    path.write_bytes(b"not marshal")
+    assert run_dataclasses(tmp_path)["loaded"] == 0  # a corrupt file is a miss
