@@ -37,7 +37,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(code)
     if _fast_mcp(args):
         return
-    _load()(args=args, prog_name="lcm")
+    from lossless import dataclass_cache, regex_cache
+
+    # A command imports much of what a hook does: reuse what hooks keep.
+    regex_cache.install()
+    dataclass_cache.install()
+    try:
+        _load()(args=args, prog_name="lcm")
+    finally:
+        regex_cache.keep()
+        dataclass_cache.keep()
 
 
 def _fast_hook(args: list[str]) -> int | None:
