@@ -42,13 +42,14 @@ print(json.dumps({"seeded": seeded, "added": added, "compiled": compiled, "out":
 """
 
 
-def run(prefix: Path, *, write: bool = True, marker: str = "x") -> dict[str, Any]:
+def python(code: str, prefix: Path, *args: str, write: bool = True) -> dict[str, Any]:
+    """``code`` in a fresh interpreter whose bytecode cache is under ``prefix``; its JSON."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(prefix)
     if not write:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     done = subprocess.run(
-        [sys.executable, "-c", _RUN, SAMPLE, marker],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -57,6 +58,10 @@ def run(prefix: Path, *, write: bool = True, marker: str = "x") -> dict[str, Any
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def run(prefix: Path, *, write: bool = True, marker: str = "x") -> dict[str, Any]:
+    return python(_RUN, prefix, SAMPLE, marker, write=write)
 
 
 def cache_file(prefix: Path) -> Path:
@@ -128,18 +133,7 @@ print(json.dumps({
 
 
 def run_dataclasses(prefix: Path) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_DATACLASSES],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=True,
-    )
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return python(_RUN_DATACLASSES, prefix)
 
 
 def test_dataclass_methods_are_compiled_once_and_behave_the_same(tmp_path: Path) -> None:
