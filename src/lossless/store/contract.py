@@ -214,6 +214,16 @@ class ConversationRepository(Protocol):
         """Return the conversation for (project, client, session_id), creating it once."""
         ...
 
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        """Delete a conversation that holds nothing at all; False (and kept) otherwise.
+
+        For an import whose first write failed (a full disk) after it created
+        the conversation: no empty row is left behind. A conversation with a
+        message, a native record, a summary or anything else pointing at it
+        is never deleted.
+        """
+        ...
+
     def get(self, conversation_id: int) -> Conversation | None: ...
 
     def find_by_session(
@@ -342,6 +352,20 @@ class MessageRepository(Protocol):
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
+        ...
+
+    def store_texts_once(self, conversation_id: int) -> int:
+        """Re-store the conversation's parts and raw lines that were written in
+        full (before migration 0010) as references to their message's texts
+        where they repeat them (``lossless.store.stored_once``); what is read
+        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        ...
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        """Delete the raw transcript lines of messages created before
+        ``created_before`` (ISO 8601), keeping every message and part; records
+        that belong to no message are kept. Returns how many were (or, with
+        ``dry_run``, would be) deleted (``lcm gc --raw-older-than``)."""
         ...
 
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
