@@ -73,6 +73,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write every conversation, message, summary, large file and memory as JSONL.",
     ),
     "forget": ("memory", "Archive a memory: it stops appearing in listings, search and recall."),
+    "gc": ("history", "Give back space: store old rows' repeated text once, compact the file."),
     "grep": ("history", "Search every stored message and summary for PATTERN."),
     "hook": (
         "integration",
