@@ -1007,11 +1007,12 @@ def verify(ctx: click.Context, conversations: tuple[str, ...], as_json: bool) ->
 @json_option
 @click.pass_context
 def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool) -> None:
-    """Give back space: re-store rows written in full before text was stored
-    once as references to their message's text, optionally drop old raw lines,
-    then compact the database file.
+    """Give back space: store old rows' repeated text once, compact the file.
 
-    Nothing a message is made of is dropped. Example: lcm gc --raw-older-than 90
+    Parts and raw lines written in full by an older lossless are re-stored as
+    references to their message's text; with --raw-older-than, the raw
+    transcript lines of older messages are dropped too. Nothing a message is
+    made of is dropped. Example: lcm gc --raw-older-than 90 --dry-run
     """
     from lossless.engine.gc import collect_garbage
 
