@@ -178,6 +178,12 @@ class EarlyCalls:
         try:
             import importlib
 
+            from lossless import dataclass_cache, regex_cache
+
+            # What hooks and commands keep: the engine's patterns and records
+            # load from it instead of compiling (nothing is written from here).
+            regex_cache.install()
+            dataclass_cache.install()
             self._tools = self._open_tools()
             for module in _WARM:
                 importlib.import_module(module)
