@@ -39,7 +39,7 @@ def test_gc_restores_old_rows_and_keeps_every_message(lcm_home: Path) -> None:
     with Engine.open(lcm_home) as engine:
         engine.import_file(SAMPLE, final=True)
     messages, parts, records = _snapshot(lcm_home)
-    # Rows written before migration 0009 were stored in full.
+    # Rows written before migration 0010 were stored in full.
     db = sqlite3.connect(lcm_home / "lcm.db")
     db.execute(
         "UPDATE message_parts SET text = (SELECT substr(m.content, text_start + 1, text_len) "

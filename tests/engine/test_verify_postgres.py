@@ -48,7 +48,7 @@ def pg_engine(own_pg_server: EmbeddedPostgres, tmp_path: Path):  # type: ignore[
 
 def _as_before_text_stored_once(engine: Engine, url: str, cid: int) -> None:
     """Store every part text and raw line in full, as rows written before
-    migration 0009 (the only rows migration 0007 ever backfills) were."""
+    migration 0010 (the only rows migration 0007 ever backfills) were."""
     import psycopg
 
     lines = [(r.raw, r.id) for r in engine.store.messages.native_records(cid)]

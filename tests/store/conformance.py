@@ -929,7 +929,7 @@ class StoreConformance:
             ],
         ).inserted
         store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
-        # A rewrite to the same text stores the rows in full, as before 0009.
+        # A rewrite to the same text stores the rows in full, as before 0010.
         with store.transaction() as tx:
             tx.messages.rewrite(m.id, text, None, [])
         assert store.messages.store_texts_once(cid) == 2

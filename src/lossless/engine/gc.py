@@ -2,7 +2,7 @@
 
 Two steps, both keeping every message and part byte-exact:
 
-* rows written in full before text was stored once (migration 0009) are
+* rows written in full before text was stored once (migration 0010) are
   re-stored as references to their message's texts (``store_texts_once``);
 * if asked, the raw transcript lines of messages older than N days are
   dropped: provenance (``lcm export``'s native lines, ``lcm verify``'s raw

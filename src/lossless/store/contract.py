@@ -356,7 +356,7 @@ class MessageRepository(Protocol):
 
     def store_texts_once(self, conversation_id: int) -> int:
         """Re-store the conversation's parts and raw lines that were written in
-        full (before migration 0009) as references to their message's texts
+        full (before migration 0010) as references to their message's texts
         where they repeat them (``lossless.store.stored_once``); what is read
         back stays byte-exact. Returns the rows changed (``lcm gc``)."""
         ...
