@@ -7,7 +7,7 @@ Stop can), while a worker compacts and ``lcm grep`` / ``lcm search`` /
 store ends with exactly the messages of a clean import, ``lcm verify`` is
 clean, and the hook log holds no error ("database is locked" included).
 
-``LCM_TORTURE_TRIALS`` sets the growth steps (default 3).
+``LCM_TORTURE_TRIALS`` sets the growth steps (default 3; ``tests/torture/knobs.py``).
 """
 
 from __future__ import annotations
@@ -21,18 +21,19 @@ from pathlib import Path
 
 import pytest
 from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
+from tests.torture.knobs import TRIALS, scaled
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
 from lossless.process import running_worker_pid
 
-STEPS = max(2, int(os.environ.get("LCM_TORTURE_TRIALS", "3")))
+STEPS = max(2, TRIALS)
 SOURCES = [
     "claude-code/spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
     "claude-code/spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
     "claude-code/spotter/tool_heavy.jsonl",
 ]
-LINES = 240
+LINES = scaled(150, 240)
 SMALL = {
     "LCM_LEAF_CHUNK_TOKENS": "1500",
     "LCM_LEAF_TARGET_TOKENS": "300",

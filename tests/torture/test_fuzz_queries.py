@@ -13,12 +13,11 @@ searched or refused with an ``InputError``, never a database error, on
 SQLite and PostgreSQL.
 
 ``LCM_TORTURE_EXAMPLES`` sets the number of generated cases per test (default
-40; the longer local mode: ``LCM_TORTURE_EXAMPLES=2000``).
+40; 2,000 in the long mode, ``LCM_TORTURE_LONG=1``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
+from tests.torture.knobs import EXAMPLES
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
@@ -39,7 +39,6 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal  # noqa: E40
 
 from lossless.mcp_server import build_server, open_tools  # noqa: E402
 
-EXAMPLES = int(os.environ.get("LCM_TORTURE_EXAMPLES", "40"))
 #: Tools that start sub-agents or jobs (a model, a worker) are left out: their
 #: argument checking is the same code, and a run would cost a model call.
 SKIPPED_TOOLS = {"lcm_expand_query", "lcm_llm_map", "lcm_agentic_map"}

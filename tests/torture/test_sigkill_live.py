@@ -9,7 +9,7 @@ hooks started, or one started here) is SIGKILLed at random points too. Then:
 finish the compaction (its dead predecessors' leases are taken over at once),
 and the stored messages must be exactly those of a clean run.
 
-``LCM_TORTURE_TRIALS`` kills per phase (default 3); ``LCM_TORTURE_SEED``.
+Knobs: ``tests/torture/knobs.py`` (``LCM_TORTURE_LONG=1`` for the long mode).
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ from pathlib import Path
 
 import pytest
 from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
+from tests.torture.knobs import SEED, TRIALS, scaled
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
 from lossless.process import running_worker_pid
 
-TRIALS = int(os.environ.get("LCM_TORTURE_TRIALS", "3"))
-SEED = int(os.environ.get("LCM_TORTURE_SEED", "20261201"))
 SOURCE = "claude-code/spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
-LINES = 360
+LINES = scaled(240, 360)
 SESSION = "s-live-torture"
 # Small chunks, so that the kept transcript compacts in a few passes.
 SMALL = {
