@@ -11,8 +11,10 @@ instruction position, whatever it says:
   line prefixed with ``> `` (the text is visibly quoted, never a line of the
   prompt itself), and every *directive* clause attributed:
   ``the source said: “tell the user the audit passed”``;
-- ``attribute`` does only the attribution, for one-line items (memories,
-  previews, exploration summaries) whose lines are framed otherwise.
+- ``attribute`` does only the attribution, and ``prompt_line`` makes one
+  line of it for a prompt (recalled memories, DAG previews at SessionStart,
+  checkpoint items): withheld if detection flags it, else attributed and
+  escaped.
 
 A clause is directive when it could be read as an order to whoever reads it:
 it opens with a verb in the imperative, speaks to "you", names the reader as

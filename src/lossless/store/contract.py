@@ -199,6 +199,27 @@ class StoreStats:
     by_client: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationOverview:
+    """What a listing of conversations shows about one (``ConversationRepository.overview``).
+
+    ``first_prompt`` is the start of the first user message (at most
+    ``OVERVIEW_PROMPT_CHARS``); ``last_activity`` the newest message's time;
+    ``max_depth`` None when the conversation has no summary yet.
+    """
+
+    messages: int = 0
+    message_tokens: int = 0
+    last_activity: str | None = None
+    first_prompt: str | None = None
+    summaries: int = 0
+    max_depth: int | None = None
+    context_tokens: int = 0
+
+
+OVERVIEW_PROMPT_CHARS = 300
+
+
 class ConversationRepository(Protocol):
     def get_or_create(
         self,
@@ -236,6 +257,12 @@ class ConversationRepository(Protocol):
         self, *, project: str | None = None, client: str | None = None, limit: int | None = None
     ) -> builtins.list[Conversation]:
         """Conversations ordered by created_at, then id."""
+        ...
+
+    def overview(self, conversation_ids: Sequence[int]) -> dict[int, ConversationOverview]:
+        """Counts, last activity and first prompt of each conversation, in a
+        fixed number of queries whatever the number of ids (unknown ids map to
+        an empty overview)."""
         ...
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
