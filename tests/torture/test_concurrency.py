@@ -15,13 +15,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
-from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
 from tests.torture.knobs import TRIALS, scaled
+from tests.torture.live import lcm_argv, lcm_env
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
@@ -34,27 +32,6 @@ SOURCES = [
     "claude-code/spotter/tool_heavy.jsonl",
 ]
 LINES = scaled(150, 240)
-SMALL = {
-    "LCM_LEAF_CHUNK_TOKENS": "1500",
-    "LCM_LEAF_TARGET_TOKENS": "300",
-    "LCM_FRESH_TAIL_COUNT": "6",
-    "LCM_CONTEXT_BUDGET_TOKENS": "20000",
-}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgresql":
-        request.getfixturevalue("pg_home")
-    return str(request.param)
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, **SMALL, "LCM_HOME": str(home), **extra}
-
-
-def _argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lossless", *args]
 
 
 def _hook(home: Path, event: str, transcript: Path) -> subprocess.Popen[bytes]:
@@ -65,11 +42,11 @@ def _hook(home: Path, event: str, transcript: Path) -> subprocess.Popen[bytes]:
         "hook_event_name": event,
     }
     proc = subprocess.Popen(
-        _argv("hook", event, "--client", "claude-code", "--inline-bytes", str(10**9)),
+        lcm_argv("hook", event, "--client", "claude-code", "--inline-bytes", str(10**9)),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=_env(home),
+        env=lcm_env(home),
     )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(payload).encode())
@@ -102,10 +79,10 @@ def test_concurrent_hooks_worker_and_readers(
         (clean / f"{name}.jsonl").write_bytes(b"".join(lines))
     clean_home = tmp_path / "clean"
     imported = subprocess.run(
-        _argv("import", str(clean), "--complete"),
+        lcm_argv("import", str(clean), "--complete"),
         capture_output=True,
         text=True,
-        env=_env(clean_home, LCM_STORAGE_BACKEND="sqlite"),
+        env=lcm_env(clean_home, LCM_STORAGE_BACKEND="sqlite"),
     )
     assert imported.returncode == 0, imported.stderr
     expected = _contents(clean_home, env={})
@@ -114,10 +91,10 @@ def test_concurrent_hooks_worker_and_readers(
     live = tmp_path / "live"
     live.mkdir()
     worker = subprocess.Popen(
-        _argv("worker", "--idle", "30"),
+        lcm_argv("worker", "--idle", "30"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=_env(home),
+        env=lcm_env(home),
     )
     failures: list[str] = []
     try:
@@ -135,10 +112,10 @@ def test_concurrent_hooks_worker_and_readers(
                 (
                     " ".join(args),
                     subprocess.Popen(
-                        _argv(*args),
+                        lcm_argv(*args),
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.PIPE,
-                        env=_env(home),
+                        env=lcm_env(home),
                     ),
                 )
                 for args in (
@@ -168,7 +145,7 @@ def test_concurrent_hooks_worker_and_readers(
         if other is not None:
             os.kill(other, 15)
     assert _contents(home) == expected
-    verify = subprocess.run(_argv("verify"), capture_output=True, text=True, env=_env(home))
+    verify = subprocess.run(lcm_argv("verify"), capture_output=True, text=True, env=lcm_env(home))
     assert verify.returncode == 0, verify.stdout + verify.stderr
     log = (home / "logs" / "hooks.log").read_text()
     assert " error " not in log and "locked" not in log, log[-2000:]

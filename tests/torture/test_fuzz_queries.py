@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
 from tests.torture.knobs import EXAMPLES
 
 from lossless.config import load_config
@@ -185,10 +184,8 @@ FTS_WORDS = st.sampled_from(
 QUERIES = st.lists(st.one_of(FTS_WORDS, st.text(max_size=12)), min_size=1, max_size=8).map(" ".join)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def fts_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "postgresql":
-        request.getfixturevalue("pg_home")
+@pytest.fixture
+def fts_engine(backend: str, tmp_path: Path) -> Iterator[Engine]:
     with Engine.open(config=load_config(tmp_path / "fts-home")) as engine:
         engine.conversation("s-fts", project="/w").ingest(
             [

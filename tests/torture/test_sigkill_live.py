@@ -19,13 +19,11 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
-from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
 from tests.torture.knobs import SEED, TRIALS, scaled
+from tests.torture.live import lcm_argv, lcm_env
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
@@ -34,28 +32,6 @@ from lossless.process import running_worker_pid
 SOURCE = "claude-code/spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 LINES = scaled(240, 360)
 SESSION = "s-live-torture"
-# Small chunks, so that the kept transcript compacts in a few passes.
-SMALL = {
-    "LCM_LEAF_CHUNK_TOKENS": "1500",
-    "LCM_LEAF_TARGET_TOKENS": "300",
-    "LCM_FRESH_TAIL_COUNT": "6",
-    "LCM_CONTEXT_BUDGET_TOKENS": "20000",
-}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgresql":
-        request.getfixturevalue("pg_home")
-    return str(request.param)
-
-
-def _argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lossless", *args]
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, **SMALL, "LCM_HOME": str(home), **extra}
 
 
 def _hook(home: Path, event: str, transcript: Path, **extra: str) -> subprocess.Popen[bytes]:
@@ -70,11 +46,11 @@ def _hook(home: Path, event: str, transcript: Path, **extra: str) -> subprocess.
     if event == "SessionEnd":
         payload["reason"] = "exit"
     proc = subprocess.Popen(
-        _argv("hook", event, "--client", "claude-code", "--inline-bytes", str(10**9)),
+        lcm_argv("hook", event, "--client", "claude-code", "--inline-bytes", str(10**9)),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=_env(home, **extra),
+        env=lcm_env(home, **extra),
     )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(payload).encode())
@@ -106,10 +82,10 @@ def _kill_after(proc: subprocess.Popen[bytes], delay: float) -> bool:
 def _kill_worker(home: Path, delay: float) -> bool:
     """SIGKILL the store's running worker (started by a hook, or by us) after ``delay``."""
     ours = subprocess.Popen(
-        _argv("worker", "--once"),
+        lcm_argv("worker", "--once"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=_env(home),
+        env=lcm_env(home),
     )
     time.sleep(delay)
     killed = False
@@ -161,10 +137,10 @@ def test_kills_during_hooks_and_the_worker_leave_a_whole_store(
         # Readers beside the writer: they must never fail or see a traceback.
         readers = [
             subprocess.Popen(
-                _argv(*args),
+                lcm_argv(*args),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                env=_env(home),
+                env=lcm_env(home),
             )
             for args in (("grep", "the", "--time-budget", "1"), ("status",))
         ]
@@ -183,11 +159,11 @@ def test_kills_during_hooks_and_the_worker_leave_a_whole_store(
     _wait_for_no_worker(home)
     assert kills, "no process was killed while it worked: the trials proved nothing"
 
-    verify = subprocess.run(_argv("verify"), capture_output=True, text=True, env=_env(home))
+    verify = subprocess.run(lcm_argv("verify"), capture_output=True, text=True, env=lcm_env(home))
     assert verify.returncode == 0, verify.stdout + verify.stderr
     # One uninterrupted worker run finishes the compaction at once.
     done = subprocess.run(
-        _argv("worker", "--once", "--json"), capture_output=True, text=True, env=_env(home)
+        lcm_argv("worker", "--once", "--json"), capture_output=True, text=True, env=lcm_env(home)
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"busy": true' not in done.stdout, done.stdout
@@ -195,5 +171,5 @@ def test_kills_during_hooks_and_the_worker_leave_a_whole_store(
     with Engine.open(config=load_config(home)) as engine:
         (conversation,) = engine.store.conversations.list()
         assert engine.store.summaries.list(conversation.id), "never compacted"
-    verify = subprocess.run(_argv("verify"), capture_output=True, text=True, env=_env(home))
+    verify = subprocess.run(lcm_argv("verify"), capture_output=True, text=True, env=lcm_env(home))
     assert verify.returncode == 0, verify.stdout + verify.stderr
