@@ -203,6 +203,12 @@ class EarlyCalls:
         if self.sdk_ready.is_set() or b'"tools/call"' not in line:
             return False
         try:
+            return self._take(line)
+        except Exception:  # an odd request or cached schema: the SDK's to answer
+            return False
+
+    def _take(self, line: bytes) -> bool:
+        try:
             message = json.loads(line)
         except ValueError:
             return False
@@ -229,28 +235,28 @@ class EarlyCalls:
     def _answer(
         self, line: bytes, request_id: str | int, name: str, arguments: dict[str, Any]
     ) -> None:
-        from lossless.mcp_tools import ToolFailure
-
         tools = self.tools()
-        result: dict[str, Any] | None = None
-        if tools is not None and self._to_json is not None:
-            try:
-                result = _run(tools, name, arguments)
-            except ToolFailure:
-                result = None  # the SDK words the error
-        if result is None or self._to_json is None:
+        to_json = self._to_json
+        try:
+            if tools is None or to_json is None:
+                raise LookupError("the tools did not open")
+            result = _run(tools, name, arguments)
+            answer = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {
+                    "content": [{"text": to_json(result), "type": "text"}],
+                    "isError": False,
+                    "structuredContent": result,
+                },
+            }
+            data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+        except Exception:
+            # A tool failure (the SDK words its error) or anything unexpected:
+            # the SDK answers this request, when it has loaded.
             self._hand_over(line)
             return
-        answer = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "result": {
-                "content": [{"text": self._to_json(result), "type": "text"}],
-                "isError": False,
-                "structuredContent": result,
-            },
-        }
-        self._send(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        self._send(data + b"\n")
 
 
 def _pydantic_json() -> Callable[[Any], str]:

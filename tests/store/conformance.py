@@ -810,6 +810,37 @@ class StoreConformance:
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(o.messages for o in store.conversations.overview(many).values()) == 5
 
+    def test_summaries_by_escalation_level(self, store: Store) -> None:
+        assert store.summaries.escalation().levels == {}
+        a, b = self.conv(store, "a", "alpha"), self.conv(store, "b", "beta")
+        for cid in (a, b):
+            store.messages.append(cid, [msg(f"m{i}", f"k{i}") for i in range(4)])
+        metas: list[tuple[int, dict[str, object] | None]] = [
+            (a, {"level": "normal"}),
+            (a, {"level": "fallback", "escalation_errors": "normal: exit 1; aggressive: exit 1"}),
+            (b, {"level": "aggressive", "escalation_errors": "normal: too long"}),
+            (b, None),
+        ]
+        for i, (cid, meta) in enumerate(metas):
+            at = f"2026-01-0{i + 1}T00:00:00.000Z"
+            store.summaries.create(
+                NewSummary(cid, "leaf", 0, f"s{i}", 1, at, at, 0, 5, metadata=meta),
+                message_ids=[store.messages.list(cid)[i].id],
+            )
+        every = store.summaries.escalation()
+        assert every.levels == {"normal": 1, "fallback": 1, "aggressive": 1, "unrecorded": 1}
+        # The newest degraded summary and its cause (writes in one millisecond may tie).
+        causes = {
+            "aggressive": "normal: too long",
+            "fallback": "normal: exit 1; aggressive: exit 1",
+        }
+        assert every.latest_level in causes and every.latest_why == causes[every.latest_level]
+        assert every.latest_at is not None
+        alpha = store.summaries.escalation(project="alpha")
+        assert alpha.levels == {"normal": 1, "fallback": 1}
+        assert alpha.latest_level == "fallback"
+        assert alpha.latest_why == "normal: exit 1; aggressive: exit 1"
+
     def test_size_by_table_names_the_tables_and_grows_with_them(self, store: Store) -> None:
         before = store.size_by_table()
         assert {"messages", "message_parts", "native_records", "summaries"} <= set(before)

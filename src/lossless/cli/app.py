@@ -71,13 +71,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "portable",
         "Write every conversation, message, summary, large file and memory as JSONL.",
     ),
-    "gc": (
-        "history",
-        "Give back space: re-store rows written in full before text was stored once as "
-        "references to their message's text, optionally drop old raw lines, then compact the "
-        "database file.",
-    ),
     "forget": ("memory", "Archive a memory: it stops appearing in listings, search and recall."),
+    "gc": ("history", "Give back space: store old rows' repeated text once, compact the file."),
     "grep": ("history", "Search every stored message and summary for PATTERN."),
     "hook": (
         "integration",

@@ -23,6 +23,7 @@ from lossless.words import counted
 if TYPE_CHECKING:
     from lossless.engine.ingest import FileImportResult
     from lossless.models import Conversation
+    from lossless.store.contract import EscalationTally
 
 
 @cli.command("import")
@@ -248,6 +249,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     report = engine.status()
     info, stats = report.store, report.stats
     by_table = engine.store.size_by_table() if sizes else None
+    escalation = engine.store.summaries.escalation()
     cap_mb = engine.config.storage_size_cap_mb
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     if as_json:
@@ -257,6 +259,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                 **({"size_by_table": by_table} if by_table is not None else {}),
                 "size_cap": {"mb": cap_mb, "warning": cap_warning},
                 "stats": to_jsonable(stats),
+                "summary_levels": to_jsonable(escalation),
                 "redactions": report.redactions,
                 "substring_index_backlog": report.substring_index_backlog,
                 "home": report.home,
@@ -302,6 +305,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     show(f"messages:      {stats.messages} ({stats.message_tokens} tokens)")
     show(f"parts:         {stats.parts}   native records: {stats.native_records}")
     show(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
+    _show_levels(escalation)
     show(f"large files:   {stats.large_files}")
     show(f"quarantined:   {stats.quarantined} line(s)")
     if report.substring_index_backlog:
@@ -322,6 +326,26 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
         show(f"  conversation {conversation_id}: {error}")
     for problem in report.config_problems:
         show(f"config problem: {problem} (left out; the valid settings are in use)")
+
+
+def _show_levels(tally: EscalationTally) -> None:
+    """Summaries by escalation level; the newest degraded one and why, in colour."""
+    if not tally.levels:
+        return
+    order = ["normal", "aggressive", "fallback", "unrecorded"]
+    known = [level for level in order if level in tally.levels]
+    counts = ", ".join(f"{tally.levels[level]:,} {level}" for level in known)
+    degraded = tally.levels.get("fallback", 0) + tally.levels.get("aggressive", 0)
+    wrapped(f"  by level:    {counts}", indent=15, status="warn" if degraded else None)
+    if tally.latest_level is not None:
+        why = tally.latest_why or "no cause recorded"
+        wrapped(
+            f"  latest {tally.latest_level} ({tally.latest_at}): {why}",
+            indent=15,
+            status="warn",
+        )
+        if tally.latest_level == "fallback":
+            wrapped("  (fallback = truncation; `lcm doctor` tests the summarizer)", indent=15)
 
 
 def _by_client(by_client: dict[str, int]) -> str:
@@ -944,11 +968,12 @@ def verify(ctx: click.Context, conversations: tuple[str, ...], as_json: bool) ->
 @json_option
 @click.pass_context
 def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool) -> None:
-    """Give back space: re-store rows written in full before text was stored
-    once as references to their message's text, optionally drop old raw lines,
-    then compact the database file.
+    """Give back space: store old rows' repeated text once, compact the file.
 
-    Nothing a message is made of is dropped. Example: lcm gc --raw-older-than 90
+    Parts and raw lines written in full by an older lossless are re-stored as
+    references to their message's text; with --raw-older-than, the raw
+    transcript lines of older messages are dropped too. Nothing a message is
+    made of is dropped. Example: lcm gc --raw-older-than 90 --dry-run
     """
     from lossless.engine.gc import collect_garbage
 

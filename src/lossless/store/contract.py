@@ -220,6 +220,18 @@ class ConversationOverview:
 OVERVIEW_PROMPT_CHARS = 300
 
 
+@dataclass(frozen=True, slots=True)
+class EscalationTally:
+    """``SummaryRepository.escalation``: ``levels`` maps normal / aggressive /
+    fallback (and "unrecorded" for summaries written without the level) to
+    counts; ``latest_*`` describe the newest summary that is not ``normal``."""
+
+    levels: dict[str, int] = field(default_factory=dict)
+    latest_level: str | None = None
+    latest_at: str | None = None
+    latest_why: str | None = None
+
+
 class ConversationRepository(Protocol):
     def get_or_create(
         self,
@@ -436,6 +448,11 @@ class SummaryRepository(Protocol):
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         """Summaries of each conversation, in one query (unknown ids map to 0)."""
+        ...
+
+    def escalation(self, *, project: str | None = None) -> EscalationTally:
+        """Stored summaries by the escalation level that wrote them, and why the
+        newest one below ``normal`` was not the model's first answer."""
         ...
 
     def rewrite(self, summary_id: str, content: str) -> None:

@@ -1,4 +1,6 @@
-"""``ConversationRepository.overview`` from its four grouped queries, alike for both backends.
+"""Listings' figures from grouped queries, assembled alike for both backends.
+
+``ConversationRepository.overview``:
 
 Each backend runs the same four ``GROUP BY conversation_id`` queries (messages,
 first user prompt, summaries, active context) and hands the rows here, so a
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lossless.store.contract import ConversationOverview
+from lossless.store.contract import ConversationOverview, EscalationTally
 
 # sqlite3.Row or a psycopg dict row: both index by column name.
 Row = Any
@@ -42,3 +44,15 @@ def build_overviews(
     for r in context:
         fields[int(r["conversation_id"])]["context_tokens"] = int(r["tokens"] or 0)
     return {cid: ConversationOverview(**values) for cid, values in fields.items()}
+
+
+def escalation_tally(levels: dict[str, int], latest: Row | None) -> EscalationTally:
+    """``SummaryRepository.escalation`` from its level counts and newest degraded row."""
+    if latest is None:
+        return EscalationTally(levels=levels)
+    return EscalationTally(
+        levels=levels,
+        latest_level=str(latest["level"]),
+        latest_at=str(latest["created_at"]),
+        latest_why=None if latest["why"] is None else str(latest["why"]),
+    )
