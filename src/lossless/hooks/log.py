@@ -37,6 +37,11 @@ def log_event(
     _append(config.log_dir, line)
 
 
+def append_line(log_dir: Path, text: str) -> None:
+    """Append one (redacted) line to the hook log, rotating it when large."""
+    _append(log_dir, text)
+
+
 def _append(log_dir: Path, text: str) -> None:
     # A failing hook logs its payload's problem, which may quote the payload:
     # secrets never reach a log either (built-in detectors; the user's
