@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lossless.hooks.log import append_line
+from lossless.logfile import append_line
 
 if TYPE_CHECKING:
     from lossless.config import Config
