@@ -210,7 +210,7 @@ class LexicalConformance:
     @settings(
         max_examples=150,
         deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture],
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
     @given(pattern=st.text(min_size=1, max_size=40))
     def test_any_pattern_gives_hits_or_a_clear_error(self, store: Store, pattern: str) -> None:
