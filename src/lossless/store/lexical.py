@@ -55,7 +55,7 @@ SEPARATOR = "\u200b"
 PREFIX_MIN_CHARS = 4
 # How much an exact match of every query word improves a rank (ranks are
 # negative, best lowest): 0 would rank by stems alone.
-EXACT_WEIGHT = 1.0
+EXACT_WEIGHT = 0.5
 # Candidates ranked per page row at first; the window grows by this factor
 # until the page is provably the best (``best_page``).
 OVERFETCH = 4

@@ -45,9 +45,9 @@ def _matcher(words: tuple[str, ...]) -> re.Pattern[str] | None:
             if has_cjk(t):
                 pieces.append(re.escape(t))
             elif t.isascii() and t.isalpha():
-                pieces.append(rf"(?<![^\W_]){re.escape(root(t))}[^\W_]*")
+                pieces.append(rf"\b{re.escape(root(t))}[^\W_]*")
             else:
-                pieces.append(rf"(?<![^\W_]){re.escape(t)}(?![^\W_])")
+                pieces.append(rf"\b{re.escape(t)}(?![^\W_])")
     if not pieces:
         return None
     pieces.sort(key=len, reverse=True)
