@@ -139,10 +139,39 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
     assert problems(lcm_home) == []
 
 
+def _as_before_text_stored_once(lcm_home: Path) -> None:
+    """Store every part text and raw line verbatim, as before migration 0010,
+    and drop its columns (the test removes the ledger rows from 0007 on)."""
+    with Engine.open(lcm_home, **SMALL) as engine:
+        lines = {
+            r.id: r.raw
+            for c in engine.store.conversations.list()
+            for r in engine.store.messages.native_records(c.id)
+        }
+    connection = sqlite3.connect(lcm_home / "lcm.db")
+    connection.executemany(
+        "UPDATE native_records SET raw = ?, raw_template = 0 WHERE id = ?",
+        [(raw, i) for i, raw in lines.items()],
+    )
+    connection.execute(
+        "UPDATE message_parts SET text = (SELECT substr(m.content, text_start + 1, text_len) "
+        "FROM messages m WHERE m.id = message_parts.message_id) WHERE text_start IS NOT NULL"
+    )
+    for table, column in (
+        ("message_parts", "text_start"),
+        ("message_parts", "text_len"),
+        ("native_records", "raw_template"),
+    ):
+        connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    connection.commit()
+    connection.close()
+
+
 def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
     """Migration 0007 records the hashes of rows stored before it."""
     with Engine.open(lcm_home, **SMALL) as engine:
         engine.import_file(SAMPLE, final=True)
+    _as_before_text_stored_once(lcm_home)
     db = lcm_home / "lcm.db"
     for table, column in (
         ("messages", "content_hash"),
@@ -150,7 +179,9 @@ def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
         ("native_records", "raw_hash"),
     ):
         _sql(db, f"UPDATE {table} SET {column} = NULL")
-    _sql(db, "DELETE FROM schema_migrations WHERE version = 7")
+    # A store from before 0007 has none of the later migrations either.
+    _sql(db, "DELETE FROM schema_migrations WHERE version >= 7")
+    _sql(db, "ALTER TABLE leases DROP COLUMN acquired_at")  # 0008
     for table, column in (
         ("messages", "content_hash"),
         ("message_parts", "content_hash"),

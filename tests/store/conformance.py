@@ -21,7 +21,7 @@ from lossless.errors import (
     StoreError,
 )
 from lossless.models import NewLargeFile, NewMessage, NewNativeRecord, NewPart, NewSummary
-from lossless.store.contract import GrepQuery, Store
+from lossless.store.contract import OVERVIEW_PROMPT_CHARS, GrepQuery, Store
 
 StoreFactory = Callable[[], Store]
 
@@ -771,6 +771,76 @@ class StoreConformance:
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(store.messages.count_by_conversation(many).values()) == 6
 
+    def test_overview_of_conversations(self, store: Store) -> None:
+        a, b, empty = self.conv(store, "a"), self.conv(store, "b"), self.conv(store, "e")
+        done = store.messages.append(
+            a,
+            [
+                msg("system text", "a0", role="system", at="2026-01-01T00:00:00.000Z"),
+                msg("fix the flaky test " * 40, "a1", at="2026-01-02T00:00:00.000Z"),
+                msg("done", "a2", role="assistant", at="2026-01-03T00:00:00.000Z"),
+                msg("second prompt", "a3", at="2026-01-04T00:00:00.000Z"),
+            ],
+        )
+        store.context.append_messages(a, done.inserted)
+        store.messages.append(b, [msg("only the assistant", "b0", role="assistant")])
+        listed = store.messages.list(a)
+        summary = store.summaries.create(
+            NewSummary(a, "leaf", 0, "s", 1, listed[0].created_at, listed[1].created_at, 2, 9),
+            message_ids=[m.id for m in listed[:2]],
+        )
+        store.context.replace_range(a, 0, 1, summary)
+
+        found = store.conversations.overview([a, b, empty, 999_999])
+        assert set(found) == {a, b, empty, 999_999}
+        first = found[a]
+        assert first.messages == 4
+        assert first.message_tokens == sum(m.token_count for m in listed)
+        assert first.last_activity == "2026-01-04T00:00:00.000Z"
+        assert first.first_prompt is not None
+        assert first.first_prompt.startswith("fix the flaky test")
+        assert len(first.first_prompt) == OVERVIEW_PROMPT_CHARS
+        assert (first.summaries, first.max_depth) == (1, 0)
+        assert first.context_tokens == store.context.token_total(a)
+        assert found[b].first_prompt is None and found[b].messages == 1
+        assert found[b].max_depth is None and found[b].context_tokens == 0
+        assert found[empty] == found[999_999]
+        assert found[empty].messages == 0 and found[empty].last_activity is None
+        assert store.conversations.overview([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(o.messages for o in store.conversations.overview(many).values()) == 5
+
+    def test_summaries_by_escalation_level(self, store: Store) -> None:
+        assert store.summaries.escalation().levels == {}
+        a, b = self.conv(store, "a", "alpha"), self.conv(store, "b", "beta")
+        for cid in (a, b):
+            store.messages.append(cid, [msg(f"m{i}", f"k{i}") for i in range(4)])
+        metas: list[tuple[int, dict[str, object] | None]] = [
+            (a, {"level": "normal"}),
+            (a, {"level": "fallback", "escalation_errors": "normal: exit 1; aggressive: exit 1"}),
+            (b, {"level": "aggressive", "escalation_errors": "normal: too long"}),
+            (b, None),
+        ]
+        for i, (cid, meta) in enumerate(metas):
+            at = f"2026-01-0{i + 1}T00:00:00.000Z"
+            store.summaries.create(
+                NewSummary(cid, "leaf", 0, f"s{i}", 1, at, at, 0, 5, metadata=meta),
+                message_ids=[store.messages.list(cid)[i].id],
+            )
+        every = store.summaries.escalation()
+        assert every.levels == {"normal": 1, "fallback": 1, "aggressive": 1, "unrecorded": 1}
+        # The newest degraded summary and its cause (writes in one millisecond may tie).
+        causes = {
+            "aggressive": "normal: too long",
+            "fallback": "normal: exit 1; aggressive: exit 1",
+        }
+        assert every.latest_level in causes and every.latest_why == causes[every.latest_level]
+        assert every.latest_at is not None
+        alpha = store.summaries.escalation(project="alpha")
+        assert alpha.levels == {"normal": 1, "fallback": 1}
+        assert alpha.latest_level == "fallback"
+        assert alpha.latest_why == "normal: exit 1; aggressive: exit 1"
+
     def test_size_by_table_names_the_tables_and_grows_with_them(self, store: Store) -> None:
         before = store.size_by_table()
         assert {"messages", "message_parts", "native_records", "summaries"} <= set(before)
@@ -841,6 +911,125 @@ class StoreConformance:
             assert store.search.grep(GrepQuery("12345", mode=mode)) == []  # type: ignore[arg-type]
         assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [str(m.id)]
         assert len(store.search.grep(GrepQuery(r"call \[X\]", mode="regex"))) == 1
+
+    def test_text_stored_once_reads_back_byte_exact(self, store: Store) -> None:
+        """Parts and raw lines that repeat the content are stored as references
+        (lossless.store.stored_once) and read back exactly as given."""
+        import json
+
+        cid = self.conv(store)
+        output = 'line one\nline "two" with a tab\t, é and 😀 ' + "x" * 80
+        content = f"[tool_result] {output}"
+        asked = "please run the tests in tests/test_store.py now, thanks a lot"
+        parts = (
+            NewPart("tool_result", output, tool_call_id="call_1"),
+            NewPart("text", asked),  # not in the content: stored as it is
+            NewPart("text", None),
+        )
+        lines = [
+            json.dumps({"content": output, "toolUseResult": {"stdout": output}, "p": asked}),
+            json.dumps({"content": output, "x": 1}, ensure_ascii=True),
+            json.dumps({"content": output}, separators=(",", ":")) + "\r",
+            '{"content": "not the text"}',
+        ]
+        records = tuple(NewNativeRecord(f"n{i}", "user", raw) for i, raw in enumerate(lines))
+        (m,) = store.messages.append(
+            cid, [msg(content, "k1", parts=parts, records=records)]
+        ).inserted
+        got = store.messages.parts([m.id])[m.id]
+        assert [(p.kind, p.text, p.tool_call_id) for p in got] == [
+            (p.kind, p.text, p.tool_call_id) for p in parts
+        ]
+        assert [r.raw for r in store.messages.native_records(cid)] == lines
+        by_key = store.messages.native_records_by_key(cid, ["n0", "n2"])
+        assert [by_key["n0"].raw, by_key["n2"].raw] == [lines[0], lines[2]]
+        hashed = store.messages.hashed_rows(cid)
+        assert [h.fields[0] for h in hashed if h.kind == "native_record"] == lines
+        assert [h.fields[1] for h in hashed if h.kind == "part"] == [p.text for p in parts]
+
+    def test_rewrite_keeps_referring_parts_and_lines_exact(self, store: Store) -> None:
+        """A rewrite of the content leaves the parts and raw lines that referred
+        to it as they were (they are stored verbatim again first)."""
+        import json
+
+        from lossless.store.contract import PartRewrite
+
+        cid = self.conv(store)
+        text = "a long enough assistant text that its part refers to the content"
+        raw = json.dumps({"message": {"content": text}})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text), NewPart("text", text)),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, "[X]", None, [PartRewrite(0, "[X]", None)])
+        got = store.messages.parts([m.id])[m.id]
+        assert [p.text for p in got] == ["[X]", text]
+        assert store.messages.native_records(cid)[0].raw == raw
+        hashed = store.messages.hashed_rows(cid)
+        from lossless.store.hashing import part_hash, raw_hash
+
+        assert [h.recorded for h in hashed if h.kind == "native_record"] == [raw_hash(raw)]
+        assert [h.recorded for h in hashed if h.kind == "part"][1] == part_hash(
+            "text", text, None, None
+        )
+
+    def test_rows_written_in_full_are_stored_once_later(self, store: Store) -> None:
+        import json
+
+        cid = self.conv(store)
+        text = "an assistant text long enough that its part and raw line refer to it"
+        raw = json.dumps({"message": {"content": text}, "n": 1})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text),),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        # A rewrite to the same text stores the rows in full, as before 0010.
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, text, None, [])
+        assert store.messages.store_texts_once(cid) == 2
+        assert store.messages.store_texts_once(cid) == 0
+        assert [p.text for p in store.messages.parts([m.id])[m.id]] == [text]
+        assert [r.raw for r in store.messages.native_records(cid)] == [raw, "{}"]
+
+    def test_old_raw_lines_can_be_dropped(self, store: Store) -> None:
+        cid = self.conv(store)
+        old, new = (
+            msg(
+                f"{when} message",
+                when,
+                at=f"{year}-01-01T00:00:00.000Z",
+                parts=(NewPart("text", f"{when} message"),),
+                records=(NewNativeRecord(when, "user", f'{{"w": "{when}"}}'),),
+            )
+            for when, year in (("old", 2020), ("new", 2030))
+        )
+        store.messages.append(cid, [old, new])
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        cutoff = "2025-01-01T00:00:00.000Z"
+        assert store.messages.drop_native_records(created_before=cutoff, dry_run=True) == 1
+        assert len(store.messages.native_records(cid)) == 3
+        assert store.messages.drop_native_records(created_before=cutoff) == 1
+        assert [r.native_key for r in store.messages.native_records(cid)] == ["new", "p1"]
+        messages = store.messages.list(cid)
+        assert [m.content for m in messages] == ["old message", "new message"]
+        parts = store.messages.parts([m.id for m in messages])
+        assert [p.text for m in messages for p in parts[m.id]] == ["old message", "new message"]
 
     def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
         from lossless.errors import NotFoundError

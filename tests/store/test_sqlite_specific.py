@@ -286,3 +286,30 @@ def test_a_store_from_before_the_deferred_index_upgrades_in_place(
         assert store.integrity_check() == []
     finally:
         store.close()
+
+
+def test_texts_are_stored_once(tmp_path: Path) -> None:
+    """A part that repeats the content and a raw line that repeats it are kept as
+    references: the rows hold none of the text (lossless.store.stored_once)."""
+    from lossless.models import NewMessage, NewNativeRecord, NewPart
+
+    text = "a message text long enough to be worth referring to, twice over"
+    raw = json.dumps({"type": "assistant", "message": {"content": text}})
+    path = tmp_path / "lcm.db"
+    with SQLiteStore(path) as store:
+        conversation = store.conversations.get_or_create(project="p", session_id="s", client="c")
+        record = NewNativeRecord("n1", "assistant", raw)
+        message = NewMessage(
+            role="assistant", content=text, parts=(NewPart("text", text),), native_records=(record,)
+        )
+        store.messages.append(conversation.id, [message])
+        assert store.messages.native_records(conversation.id)[0].raw == raw
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT text, text_start, text_len FROM message_parts").fetchone() == (
+        None,
+        0,
+        len(text),
+    )
+    stored, templated = db.execute("SELECT raw, raw_template FROM native_records").fetchone()
+    assert templated == 1 and text not in stored and len(stored) < len(raw) - len(text) + 8
+    db.close()

@@ -199,6 +199,39 @@ class StoreStats:
     by_client: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationOverview:
+    """What a listing of conversations shows about one (``ConversationRepository.overview``).
+
+    ``first_prompt`` is the start of the first user message (at most
+    ``OVERVIEW_PROMPT_CHARS``); ``last_activity`` the newest message's time;
+    ``max_depth`` None when the conversation has no summary yet.
+    """
+
+    messages: int = 0
+    message_tokens: int = 0
+    last_activity: str | None = None
+    first_prompt: str | None = None
+    summaries: int = 0
+    max_depth: int | None = None
+    context_tokens: int = 0
+
+
+OVERVIEW_PROMPT_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class EscalationTally:
+    """``SummaryRepository.escalation``: ``levels`` maps normal / aggressive /
+    fallback (and "unrecorded" for summaries written without the level) to
+    counts; ``latest_*`` describe the newest summary that is not ``normal``."""
+
+    levels: dict[str, int] = field(default_factory=dict)
+    latest_level: str | None = None
+    latest_at: str | None = None
+    latest_why: str | None = None
+
+
 class ConversationRepository(Protocol):
     def get_or_create(
         self,
@@ -214,6 +247,16 @@ class ConversationRepository(Protocol):
         """Return the conversation for (project, client, session_id), creating it once."""
         ...
 
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        """Delete a conversation that holds nothing at all; False (and kept) otherwise.
+
+        For an import whose first write failed (a full disk) after it created
+        the conversation: no empty row is left behind. A conversation with a
+        message, a native record, a summary or anything else pointing at it
+        is never deleted.
+        """
+        ...
+
     def get(self, conversation_id: int) -> Conversation | None: ...
 
     def find_by_session(
@@ -226,6 +269,12 @@ class ConversationRepository(Protocol):
         self, *, project: str | None = None, client: str | None = None, limit: int | None = None
     ) -> builtins.list[Conversation]:
         """Conversations ordered by created_at, then id."""
+        ...
+
+    def overview(self, conversation_ids: Sequence[int]) -> dict[int, ConversationOverview]:
+        """Counts, last activity and first prompt of each conversation, in a
+        fixed number of queries whatever the number of ids (unknown ids map to
+        an empty overview)."""
         ...
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
@@ -344,6 +393,20 @@ class MessageRepository(Protocol):
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
         ...
 
+    def store_texts_once(self, conversation_id: int) -> int:
+        """Re-store the conversation's parts and raw lines that were written in
+        full (before migration 0010) as references to their message's texts
+        where they repeat them (``lossless.store.stored_once``); what is read
+        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        ...
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        """Delete the raw transcript lines of messages created before
+        ``created_before`` (ISO 8601), keeping every message and part; records
+        that belong to no message are kept. Returns how many were (or, with
+        ``dry_run``, would be) deleted (``lcm gc --raw-older-than``)."""
+        ...
+
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         """Every message, part and native record of the conversation with its
         recorded content hash (``lcm verify`` recomputes and compares)."""
@@ -385,6 +448,11 @@ class SummaryRepository(Protocol):
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         """Summaries of each conversation, in one query (unknown ids map to 0)."""
+        ...
+
+    def escalation(self, *, project: str | None = None) -> EscalationTally:
+        """Stored summaries by the escalation level that wrote them, and why the
+        newest one below ``normal`` was not the model's first answer."""
         ...
 
     def rewrite(self, summary_id: str, content: str) -> None:
