@@ -2,9 +2,9 @@
 
 Both backends index stems (SQLite: FTS5 ``porter unicode61``; PostgreSQL:
 the Snowball English stemmer without a stop list), so "migrations" finds
-"migration". A query word of four letters or more also matches any stem it
-begins: "parse" (stem ``pars``) finds "parsers" (stem ``parser``), which no
-stemmer conflates with it. A word matched only through its stem or a prefix
+"migration". In the any-word pass a query word of four letters or more
+also matches any stem it begins: "parse" (stem ``pars``) finds "parsers"
+(stem ``parser``), which no stemmer conflates with it. A word matched only through its stem or a prefix
 ranks below the word as typed: the candidates' ranks are multiplied by
 ``1 + EXACT_WEIGHT * share`` (``exact_share``: the part of the query's
 words a text holds as typed), measured on LoCoMo (docs/benchmarks.md).
