@@ -36,6 +36,8 @@ def root(word: str) -> str:
     return word
 
 
+# A word starts at a letter or digit after anything else, an underscore
+# included (snake_case is two words, as the index sees it).
 @functools.lru_cache(maxsize=256)
 def _matcher(words: tuple[str, ...]) -> re.Pattern[str] | None:
     pieces: list[str] = []
@@ -45,9 +47,9 @@ def _matcher(words: tuple[str, ...]) -> re.Pattern[str] | None:
             if has_cjk(t):
                 pieces.append(re.escape(t))
             elif t.isascii() and t.isalpha():
-                pieces.append(rf"\b{re.escape(root(t))}[^\W_]*")
+                pieces.append(rf"(?:\b|(?<=_)){re.escape(root(t))}[^\W_]*")
             else:
-                pieces.append(rf"\b{re.escape(t)}(?![^\W_])")
+                pieces.append(rf"(?:\b|(?<=_)){re.escape(t)}(?![^\W_])")
     if not pieces:
         return None
     pieces.sort(key=len, reverse=True)
