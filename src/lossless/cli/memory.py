@@ -138,40 +138,61 @@ def revive_cmd(ctx: click.Context, memory_id: str, as_json: bool) -> None:
 @cli.command("search")
 @click.argument("query")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0))
-@click.option("--all-projects", is_flag=True, help="Search every project, not just this one.")
-@project_option
+@click.option("--project", default=None, help="Only this project (default: every project).")
+@click.option("--conversation", "-c", default=None, help="Only this conversation (id or session).")
+@click.option(
+    "--all-projects",
+    is_flag=True,
+    help="Every project: the default, as for `lcm grep` (kept for scripts).",
+)
 @json_option
 @click.pass_context
 def search_cmd(
     ctx: click.Context,
     query: str,
     limit: int,
-    all_projects: bool,
     project: str | None,
+    conversation: str | None,
+    all_projects: bool,
     as_json: bool,
 ) -> None:
     """Search memories and history (messages, summaries) ranked together, best first.
 
-    Any word of QUERY may match; results holding more of its words rank
-    higher, and a memory outranks a message that matches as well. Follow a
-    message or summary id with `lcm describe` / `lcm expand`.
+    Words match by their stem ("migrations" finds "migration"), words as
+    typed rank first, and Chinese, Japanese and Korean words are found inside
+    runs of text. Any word of QUERY may match; results holding more of its
+    words rank higher, and a memory outranks a message that matches as well.
+    Like `lcm grep`, it searches every project unless --project or
+    --conversation narrows it, and says what it searched. Follow a message or
+    summary id with `lcm describe` / `lcm expand`.
 
     \b
     Examples:
       lcm search "flaky import test"
-      lcm search "database migration" --all-projects --json
+      lcm search "database migration" --project ~/src/app --json
+      lcm search 飞书 -c 42
     """
+    from lossless.search_scope import SearchScope
+
+    if all_projects and project is not None:
+        raise InputError("--all-projects and --project contradict each other: pass one")
     engine = state_of(ctx).engine()
-    scope = None if all_projects else _project(project)
+    conversation_id = None if conversation is None else engine.resolve_conversation(conversation).id
+    searched = SearchScope(project=project, conversation_id=conversation_id)
     hits = recall.search_all(
-        engine.store, query, project=scope, limit=limit, files_home=engine.config.home
+        engine.store,
+        query,
+        project=project,
+        conversation_id=conversation_id,
+        limit=limit,
+        files_home=engine.config.home,
     )
     if as_json:
-        emit_json({"query": query, "project": scope, "hits": hits})
+        emit_json({"query": query, "scope": searched.as_json(), "project": project, "hits": hits})
         return
+    click.echo(f"searched {searched.describe()}", err=True)
     if not hits:
-        where = "any project" if scope is None else scope
-        click.echo(f"Nothing matches {query!r} in {where} (try --all-projects).")
+        click.echo(f"Nothing matches {query!r} in {searched.describe()}.")
         return
     print_table(
         ["kind", "id", "score", "when", "text"],

@@ -338,9 +338,12 @@ def search_all(
     include_history: bool = True,
     include_memory: bool = True,
     files_home: Path | None = None,
+    conversation_id: int | None = None,
 ) -> list[UnifiedHit]:
     """History and memory in one list, best first. With ``files_home`` (where
     large files are stored) the bodies of large files are searched too.
+    ``conversation_id`` narrows the history to one conversation (memories,
+    which belong to projects, are then left out).
 
     bm25 scores of different tables are not comparable, so each hit's score is
     0.7 x the share of the query's words its full text contains, plus 0.3 x its
@@ -355,7 +358,7 @@ def search_all(
     if limit == 0:
         return []
     results: list[UnifiedHit] = []
-    if include_memory:
+    if include_memory and conversation_id is None:
         memory_hits = repos.memory.search(query, project=project, limit=limit)
         for hit, lexical in zip(
             memory_hits, _relative([h.score for h in memory_hits]), strict=True
@@ -376,7 +379,12 @@ def search_all(
             )
     if include_history:
         request = GrepQuery(
-            pattern=query, mode="full_text", scope="both", project=project, limit=limit
+            pattern=query,
+            mode="full_text",
+            scope="both",
+            project=project,
+            conversation_id=conversation_id,
+            limit=limit,
         )
         if files_home is None:
             history = repos.search.grep(request)
