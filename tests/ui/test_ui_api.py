@@ -224,3 +224,15 @@ def test_source_messages_page_as_lcm_expand_pages(ui_server: UiServer, real_stor
     # A message longer than a page continues on the next one under the same id.
     whole = [m for i, m in enumerate(seen) if i == 0 or seen[i - 1] != m]
     assert whole == cli_json(real_store, "describe", leaf["id"])["source_message_ids"]
+
+
+def test_highlighting_a_backtracking_pattern_is_cut_off_not_hung() -> None:
+    import time
+
+    from lossless.ui.finding import highlight
+
+    started = time.monotonic()
+    shown = highlight("[" + "a" * 60 + "!]", r"(a|aa)+$", "regex")
+    assert time.monotonic() - started < 5
+    # Not matched in time: the snippet is shown as the store gave it, unhighlighted.
+    assert shown == {"text": "[" + "a" * 60 + "!]", "highlights": []}

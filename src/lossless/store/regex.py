@@ -58,6 +58,13 @@ class UserRegex:
         found: re.Match[str] | None = self._engine.search(text, timeout=timeout_s, concurrent=True)
         return found
 
+    def finditer(self, text: str, timeout_s: float | None = None) -> list[re.Match[str]]:
+        """Every match in ``text``; raises ``TimeoutError`` after ``timeout_s``."""
+        found: list[re.Match[str]] = list(
+            self._engine.finditer(text, timeout=timeout_s, concurrent=True)
+        )
+        return found
+
 
 def compile_user_regex(pattern: str) -> UserRegex:
     """Compile a search pattern, or raise ``InputError`` saying why it is refused.

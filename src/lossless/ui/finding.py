@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from lossless.engine import recall
 from lossless.engine.engine import Engine
-from lossless.errors import InputError
+from lossless.errors import InputError, LosslessError
 from lossless.store.contract import GrepHits
+from lossless.store.regex import UserRegex, compile_user_regex
 from lossless.timeutil import parse_since
 
 SearchMode = Literal["search", "regex", "full_text"]
@@ -24,21 +25,29 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{1,200})\]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+# Highlighting a snippet may not take longer than this (a pattern that
+# backtracks without end is cut off and the snippet shown plain).
+HIGHLIGHT_TIMEOUT_S = 0.05
+
+
 class _Matcher:
     def __init__(self, pattern: str, mode: SearchMode) -> None:
-        self.regex: re.Pattern[str] | None = None
+        self.regex: UserRegex | None = None
         self.words: list[str] = []
         if mode == "regex":
             try:
-                self.regex = re.compile(pattern)
-            except re.error:
+                self.regex = compile_user_regex(pattern)
+            except LosslessError:
                 self.regex = None
         else:
             self.words = [w.casefold() for w in _WORD.findall(pattern) if len(w) >= 2]
 
     def hits(self, piece: str) -> bool:
         if self.regex is not None:
-            return self.regex.search(piece) is not None
+            try:
+                return self.regex.search(piece, HIGHLIGHT_TIMEOUT_S) is not None
+            except TimeoutError:
+                return False
         folded = piece.casefold()
         # Full-text search matches stems: "compacting" is a hit for "compaction".
         return any(
@@ -49,7 +58,11 @@ class _Matcher:
 
     def spans_in(self, text: str) -> list[tuple[int, int]]:
         if self.regex is not None:
-            return [(m.start(), m.end()) for m in self.regex.finditer(text) if m.end() > m.start()]
+            try:
+                found = self.regex.finditer(text, HIGHLIGHT_TIMEOUT_S)
+            except TimeoutError:
+                return []
+            return [(m.start(), m.end()) for m in found if m.end() > m.start()]
         spans = []
         for m in _WORD.finditer(text):
             if self.hits(m.group(0)):
