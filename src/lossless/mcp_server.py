@@ -228,7 +228,6 @@ class LcmTools:
         offset: int = 0,
     ) -> dict[str, Any]:
         """Memories and history ranked together; filtered searches cover history only."""
-        from lossless.engine.recall import search_all
         from lossless.errors import LosslessError
 
         if session_id or since or scope != "both":
@@ -246,19 +245,21 @@ class LcmTools:
             return found
         project = self._scope(all_projects, None)
         try:
-            hits = search_all(self.engine.store, query, project=project, limit=offset + limit + 1)
+            hits = self.engine.search(query, project=project, limit=offset + limit + 1)
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
         page = hits[offset : offset + limit]
         result: dict[str, Any] = {
             "query": query,
-            "mode": "full_text",
+            "mode": "hybrid" if hits.hybrid else "full_text",
+            "semantic": hits.semantic,
             "project": project if project is not None else "(all projects)",
             "hits": [
                 {
                     "id": h.id,
                     "kind": h.kind,
                     "score": round(h.score, 4),
+                    "matched": list(h.matched),
                     "created_at": h.created_at,
                     "session_id": h.session_id,
                     "project": h.project,
@@ -679,10 +680,11 @@ def build_server(tools: LcmTools) -> Any:
         limit: Limit = 10,
         offset: Offset = 0,
     ) -> SearchResult:
-        """Ranked full-text search over every stored message and summary, best match first.
+        """Ranked search over every stored message, summary and large file, best match first.
 
         Use it to find where something was discussed when you know some words
-        but not the exact text. Without session_id/since/scope filters it also
+        or only the idea: where semantic search is installed it is hybrid
+        (words and meaning), and each hit's ``matched`` says which found it. Without session_id/since/scope filters it also
         searches durable memories (mem_ ids), ranked together with the history.
         Each hit gives ids to follow with lcm_describe (messages) or lcm_expand
         (summaries and covering_summary_id).

@@ -25,6 +25,7 @@ def _load() -> click.Group:
     from lossless.cli import memory as _memory  # noqa: F401
     from lossless.cli import portable as _portable  # noqa: F401
     from lossless.cli import postgres as _postgres  # noqa: F401
+    from lossless.cli import semantic as _semantic  # noqa: F401
     from lossless.cli import sensitive as _sensitive  # noqa: F401
     from lossless.cli import ui as _ui  # noqa: F401
     from lossless.cli.app import cli

@@ -17,7 +17,7 @@ from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
 
 if TYPE_CHECKING:
-    pass
+    from lossless.engine.status import Status
 
 
 @cli.command("import")
@@ -194,6 +194,20 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _semantic_json(report: Status) -> dict[str, object] | None:
+    semantic = report.semantic
+    if semantic is None:
+        return None
+    progress = semantic.progress
+    return {
+        "active": semantic.active,
+        "model": semantic.model,
+        "note": semantic.describe(),
+        "embedded": None if progress is None else progress.embedded,
+        "backlog": None if progress is None else progress.pending,
+    }
+
+
 def _short(path: str) -> str:
     home = str(Path.home())
     return "~" + path[len(home) :] if path.startswith(home + "/") else path
@@ -223,6 +237,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
                     "summarizer": report.summarizer,
                 },
                 "config_problems": report.config_problems,
+                "semantic": _semantic_json(report),
             }
         )
         return
@@ -253,6 +268,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
             f"substring index: {report.substring_index_backlog} message(s) not indexed yet "
             "(the worker adds them; regex grep scans them meanwhile)"
         )
+    if report.semantic is not None:
+        click.echo(f"semantic:      {report.semantic.describe()}")
+        progress = report.semantic.progress
+        if progress is not None and progress.total_pending:
+            waiting = ", ".join(f"{k} {v}" for k, v in progress.pending.items() if v)
+            click.echo(f"embedding backlog: {progress.total_pending} item(s) ({waiting})")
     total = sum(report.redactions.values())
     detail = ", ".join(f"{k} {v}" for k, v in report.redactions.items())
     click.echo(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))

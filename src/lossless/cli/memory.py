@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
-from lossless.engine import handoff, recall
+from lossless.engine import handoff
 from lossless.engine.memory import remember as remember_memory
 from lossless.errors import InputError
 
@@ -149,10 +149,14 @@ def search_cmd(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Search memories and history (messages, summaries) ranked together, best first.
+    """Search memories and history (messages, summaries, large files) ranked together.
 
-    Any word of QUERY may match; results holding more of its words rank
-    higher, and a memory outranks a message that matches as well. Follow a
+    Hybrid where the `semantic` extra is installed: full-text matches and
+    the nearest meanings (vectors the background worker computes; `lcm
+    embed` computes the rest now) fused into one score. Each hit says why it
+    matched: lexical, semantic or both. Without the extra, full text only:
+    any word of QUERY may match and hits holding more of its words rank
+    higher. A memory outranks a message that matches as well. Follow a
     message or summary id with `lcm describe` / `lcm expand`.
 
     \b
@@ -162,19 +166,32 @@ def search_cmd(
     """
     engine = state_of(ctx).engine()
     scope = None if all_projects else _project(project)
-    hits = recall.search_all(engine.store, query, project=scope, limit=limit)
+    hits = engine.search(query, project=scope, limit=limit)
     if as_json:
-        emit_json({"query": query, "project": scope, "hits": hits})
+        emit_json(
+            {
+                "query": query,
+                "project": scope,
+                "hybrid": hits.hybrid,
+                "semantic": hits.semantic,
+                "hits": list(hits),
+            }
+        )
         return
     if not hits:
         where = "any project" if scope is None else scope
         click.echo(f"Nothing matches {query!r} in {where} (try --all-projects).")
+        click.echo(f"({hits.semantic})", err=True)
         return
     print_table(
-        ["kind", "id", "score", "when", "text"],
-        [[h.kind, h.id, f"{h.score:.2f}", (h.created_at or "")[:16], h.text] for h in hits],
+        ["kind", "id", "score", "matched", "when", "text"],
+        [
+            [h.kind, h.id, f"{h.score:.2f}", "+".join(h.matched), (h.created_at or "")[:16], h.text]
+            for h in hits
+        ],
         max_width=90,
     )
+    click.echo(f"({hits.semantic})", err=True)
 
 
 dir_option = click.option(

@@ -61,6 +61,7 @@ from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
+from lossless.store.postgres.vectors import Vectors
 
 
 class PostgresStore:
@@ -327,6 +328,10 @@ class PostgresStore:
     @property
     def memory(self) -> Memories:
         return Memories(self)
+
+    @property
+    def vectors(self) -> Vectors:
+        return Vectors(self)
 
     @property
     def map_jobs(self) -> MapJobs:

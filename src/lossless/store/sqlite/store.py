@@ -45,6 +45,7 @@ from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.repository import register_hash_functions
 from lossless.store.sqlite.search import Search
+from lossless.store.sqlite.vectors import Vectors
 from lossless.timeutil import utc_now_iso
 
 BUSY_TIMEOUT_MS = 30_000
@@ -55,7 +56,11 @@ class SQLiteStore:
 
     backend = "sqlite"
     capabilities = Capabilities(
-        full_text=True, regex=True, substring_index=True, distributed_coordination=False
+        full_text=True,
+        regex=True,
+        substring_index=True,
+        distributed_coordination=False,
+        vector_search="exact",
     )
 
     def __init__(self, path: Path | str) -> None:
@@ -63,6 +68,8 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._in_tx = False
         self._closed = False
+        # Per model: the vectors searched in memory (see store.sqlite.vectors).
+        self.vector_matrices: dict[str, Any] = {}
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             if not self.path.exists():
@@ -244,6 +251,10 @@ class SQLiteStore:
     @property
     def map_jobs(self) -> MapJobs:
         return MapJobs(self)
+
+    @property
+    def vectors(self) -> Vectors:
+        return Vectors(self)
 
     @property
     def coordination(self) -> None:
