@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,8 +42,9 @@ from tests.summarize.model_server import API_KEY, MODEL, model_server
 from tests.summarize.model_server import base_url as model_base_url
 
 from lossless.engine.assembly import render_summary
-from lossless.injection import Neutralized
+from lossless.injection import Neutralized, escape_markup
 from lossless.models import Summary
+from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX
 from lossless.summarize import (
     ExtractiveSummarizer,
     Summarizer,
@@ -63,6 +65,9 @@ BUILD_LOG = [
     "make: *** [Makefile:23: test] Error 1",
 ]
 TARGET_TOKENS = 250
+SPLITS = ["dev", "holdout", "holdout2", "holdout3", "holdout4"]
+# Splits whose failures --show-misses lists: studying a held-out split spends it.
+MISSES_FROM = {"dev"}
 
 
 def transcript(entry: Entry) -> str:
@@ -170,20 +175,68 @@ def run(summarizer: Summarizer, entry: Entry) -> Outcome:
     return Outcome(result.text, result.level, shown_in_context(result.text))
 
 
+_ATTRIBUTION_RE = re.compile(re.escape(ATTRIBUTION_LEAD) + r" “.*?”", re.S)
+_FRAGMENT_SPLIT_RE = re.compile(r"[.;:!?。！？；：]\s+|\n")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def unquoted(shown: str) -> str:
+    """The summary's text as shown, quote marks taken off each line."""
+    return "\n".join(
+        line[2:] if line.startswith(QUOTE_PREFIX) else line.lstrip(">")
+        for line in shown.split("\n")
+    )
+
+
+def deframed(shown: str) -> str:
+    """The shown summary with quote marks and attribution wrappers taken off
+    (their inner text kept): every word the renderer kept, markup still escaped."""
+    inner = _ATTRIBUTION_RE.sub(
+        lambda m: m.group(0)[len(ATTRIBUTION_LEAD) + 2 : -1], unquoted(shown)
+    )
+    return _flat(inner)
+
+
+def outside_attributions(shown: str) -> str:
+    """What of the shown summary is *not* inside an attribution: where an
+    instruction would still stand in the instruction position."""
+    return _flat(_ATTRIBUTION_RE.sub(" ", unquoted(shown)))
+
+
+def in_instruction_position(core: str, shown: str) -> bool:
+    """Whether any clause of ``core`` (three words or more) is shown unquoted
+    and unattributed. Clauses are cut at punctuation here, independently of
+    the renderer, so a core half inside an attribution still counts."""
+    outside = outside_attributions(shown)
+    fragments = [_flat(f) for f in _FRAGMENT_SPLIT_RE.split(core)]
+    return any(len(f.split()) >= 3 and f in outside for f in fragments)
+
+
 @dataclass
 class Tally:
     payloads: int = 0
     withheld: int = 0
     escaped: int = 0
+    attributed: int = 0
     benign: int = 0
     kept: int = 0
+    benign_shown: int = 0
+    benign_attributed: int = 0
 
     def row(self, name: str) -> str:
         neutral = self.withheld + self.escaped
+        structural = neutral + self.attributed
         return (
             f"| {name} | {self.payloads} | {neutral} ({pct(neutral, self.payloads)}) | "
-            f"{self.withheld} / {self.escaped} | {self.payloads - neutral} | "
-            f"{self.benign} | {self.kept} ({pct(self.kept, self.benign)}) |"
+            f"{self.withheld} / {self.escaped} | "
+            f"{structural} ({pct(structural, self.payloads)}) | "
+            f"{self.payloads - structural} | "
+            f"{self.benign} | {self.kept} ({pct(self.kept, self.benign)}) | "
+            f"{self.benign_shown} ({pct(self.benign_shown, self.benign)}) | "
+            f"{self.benign_attributed} |"
         )
 
 
@@ -194,14 +247,17 @@ def pct(n: int, d: int) -> str:
 def measure(
     path: str, summarizer: Summarizer, echo: EchoModel | None, *, enabled: bool, misses: list[str]
 ) -> dict[str, Tally]:
-    tallies = {"dev": Tally(), "holdout": Tally(), "holdout2": Tally(), "all": Tally()}
-    for entry in PAYLOADS:
+    tallies = {split: Tally() for split in (*SPLITS, "all")}
+    for entry in (e for e in PAYLOADS if e.split in SPLITS):
         if echo is not None:
             echo.entry = entry
         with detection(enabled):
             outcome = run(summarizer, entry)
-        live = entry.core in outcome.shown
-        in_summary = entry.core in outcome.summary
+        # Reaches the context as written (not withheld, not escaped), in or out
+        # of an attribution.
+        live = _flat(entry.core) in deframed(outcome.shown)
+        in_summary = _flat(entry.core) in _flat(outcome.summary)
+        exposed = live and in_instruction_position(entry.core, outcome.shown)
         for key in (entry.split, "all"):
             t = tallies[key]
             t.payloads += 1
@@ -209,9 +265,12 @@ def measure(
                 t.withheld += 1
             elif not live:
                 t.escaped += 1
-        if live and enabled and entry.split == "dev":
-            misses.append(f"{path}: payload {entry.id} ({entry.split}) reached the context")
-    for entry in BENIGN:
+            elif not exposed:
+                t.attributed += 1
+        if live and enabled and entry.split in MISSES_FROM:
+            how = "unattributed" if exposed else "quoted and attributed"
+            misses.append(f"{path}: payload {entry.id} ({entry.split}) reached the context, {how}")
+    for entry in (e for e in BENIGN if e.split in SPLITS):
         if echo is not None:
             echo.entry = entry
         with detection(enabled):
@@ -222,10 +281,17 @@ def measure(
             kept = outcome.summary == baseline.summary
         else:
             kept = outcome.level == "normal" and " ".join(entry.core.split()) in outcome.summary
+        # The summary reads the same once the quote marks and attribution
+        # wrappers are taken off: rendering dropped no word of it.
+        shown_whole = _flat(escape_markup(outcome.summary)) in deframed(outcome.shown)
+        core = _flat(escape_markup(entry.core))
+        framed = _flat(unquoted(outcome.shown))
         for key in (entry.split, "all"):
             tallies[key].benign += 1
             tallies[key].kept += kept
-        if not kept and enabled and entry.split == "dev":
+            tallies[key].benign_shown += kept and shown_whole
+            tallies[key].benign_attributed += kept and core not in framed
+        if not kept and enabled and entry.split in MISSES_FROM:
             misses.append(
                 f"{path}: benign {entry.id} ({entry.split}) was not kept: {outcome.summary[:160]!r}"
             )
@@ -240,22 +306,38 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="list the development-split entries that failed (held-out ones are never listed)",
     )
+    parser.add_argument(
+        "--skip-splits",
+        default="",
+        help="comma-separated splits to leave out (a held-out split not yet to be looked at)",
+    )
+    parser.add_argument(
+        "--misses-from",
+        default="dev",
+        help="comma-separated splits whose failures --show-misses lists (default: dev)",
+    )
     args = parser.parse_args(argv)
+    MISSES_FROM.clear()
+    MISSES_FROM.update(s.strip() for s in args.misses_from.split(",") if s.strip())
+    skipped = {s.strip() for s in args.skip_splits.split(",") if s.strip()}
+    SPLITS[:] = [s for s in SPLITS if s not in skipped]
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
 
     def count(entries: list[Entry], split: str) -> int:
         return sum(e.split == split for e in entries)
 
     print(
-        f"corpus: {len(PAYLOADS)} payloads (dev {count(PAYLOADS, 'dev')}, held out "
-        f"{count(PAYLOADS, 'holdout')} + {count(PAYLOADS, 'holdout2')}), {len(BENIGN)} benign "
-        f"(dev {count(BENIGN, 'dev')}, held out {count(BENIGN, 'holdout')} + "
-        f"{count(BENIGN, 'holdout2')})\n"
+        f"corpus: {len(PAYLOADS)} payloads ("
+        + ", ".join(f"{split} {count(PAYLOADS, split)}" for split in SPLITS)
+        + f"), {len(BENIGN)} benign ("
+        + ", ".join(f"{split} {count(BENIGN, split)}" for split in SPLITS)
+        + ")\n"
     )
     print(
-        "| path | payloads | neutralized | withheld / escaped | reached context | benign | kept |"
+        "| path | payloads | by detection | withheld / escaped | out of instruction position "
+        "| in instruction position | benign | kept by detection | shown whole | attributed |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     misses: list[str] = []
     echo = EchoModel()
     with model_server(echo) as server:
@@ -276,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             for enabled in (True, False):
                 tallies = measure(path, summarizer, model, enabled=enabled, misses=misses)
                 label = path if enabled else f"{path}, no detection"
-                for split in ("dev", "holdout", "holdout2", "all"):
+                for split in (*SPLITS, "all"):
                     if enabled or split == "all":
                         print(tallies[split].row(f"{label} ({split})"))
     if args.show_misses and misses:

@@ -41,7 +41,10 @@ __all__ = [
     "Finding",
     "Neutralized",
     "continues",
+    "display_line",
     "escape_markup",
+    "fold",
+    "hidden_texts",
     "inert_line",
     "is_injection",
     "joined",
@@ -110,6 +113,12 @@ def _folded(base: str) -> str:
     return _SPACED_RE.sub(lambda m: m.group(0).replace(" ", ""), text)
 
 
+def fold(text: str) -> str:
+    """``text`` as the detector reads it: compatibility forms, invisible
+    characters, homoglyphs, leetspeak and letter spacing undone, casefolded."""
+    return _folded(_base(text))
+
+
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _HEX_RE = re.compile(r"\b(?:[0-9a-fA-F]{2}[\s:]?){12,}\b")
 _PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -127,6 +136,11 @@ def _printable(data: bytes) -> str | None:
     good = sum(ch.isprintable() or ch in "\n\t" for ch in text)
     letters = sum(ch.isalpha() for ch in text)
     return text if good / len(text) > 0.95 and letters / len(text) > 0.5 else None
+
+
+def hidden_texts(text: str) -> list[str]:
+    """Readable text hidden in base64, hex or percent-encoding inside ``text``."""
+    return _decoded(text)
 
 
 def _decoded(text: str) -> list[str]:
@@ -851,3 +865,11 @@ def inert_line(text: str, *, note: str = WITHHELD_NOTE) -> str:
     if scan(flat, reported_speech=True):
         return note
     return escape_markup(flat)
+
+
+def display_line(text: str, *, note: str = WITHHELD_NOTE) -> str:
+    """One line of untrusted text for a person (``lcm dag``, ``lcm resume``):
+    whitespace flattened, ``note`` instead if it addresses the agent, markup
+    left as it is (a terminal shows ``<b>`` as text; escaping is for prompts)."""
+    flat = " ".join(text.split())
+    return note if scan(flat, reported_speech=True) else flat

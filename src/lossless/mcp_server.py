@@ -98,7 +98,7 @@ def _clip(text: str, chars: int) -> str:
 
 
 def _hit(hit: SearchHit) -> dict[str, Any]:
-    return {
+    shaped: dict[str, Any] = {
         "id": hit.id,
         "kind": hit.kind,
         "role": hit.role,
@@ -109,6 +109,11 @@ def _hit(hit: SearchHit) -> dict[str, Any]:
         "covering_summary_id": hit.covering_summary_id,
         "snippet": _clip(hit.snippet, SNIPPET_CHARS),
     }
+    if hit.file_id is not None:
+        # Inside the message's large file: lcm_describe(file_id, offset=...) shows it.
+        shaped["file_id"] = hit.file_id
+        shaped["file_offset"] = hit.file_offset
+    return shaped
 
 
 def _window(text: str, query: str, width: int = 160) -> str:
@@ -266,7 +271,10 @@ class LcmTools:
                     "conversation_id": h.conversation_id,
                     "covering_summary_id": h.covering_summary_id,
                     "tags": list(h.tags),
-                    "snippet": _clip(_window(h.text, query), SNIPPET_CHARS),
+                    "snippet": _clip(
+                        h.text if h.file_id else _window(h.text, query), SNIPPET_CHARS
+                    ),
+                    **({"file_id": h.file_id, "file_offset": h.file_offset} if h.file_id else {}),
                 }
                 for h in page
             ],

@@ -249,7 +249,11 @@ class SourceCursor:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One grep/search result, from a message or a summary."""
+    """One grep/search result, from a message or a summary.
+
+    A match inside a message's externalized large file is a message hit that
+    also names the file and the character offset of the match in it.
+    """
 
     kind: Literal["message", "summary"]
     id: str
@@ -262,3 +266,5 @@ class SearchHit:
     session_id: str | None = None
     project: str | None = None
     covering_summary_id: str | None = None
+    file_id: str | None = None
+    file_offset: int | None = None

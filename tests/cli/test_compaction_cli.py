@@ -192,7 +192,8 @@ def test_compact_of_a_leased_conversation_is_not_a_success(home: Path) -> None:
         code, out, err = run("compact", "sess-alpha", "--wait", "0", "--json")
         assert code == 3, (code, err)
         assert json.loads(out)["conversations"][0]["noop"].startswith("busy")
-        assert "another process holds the compaction lease" in err
+        # Who holds it, and since when.
+        assert "process 4242 on another-host holds" in err and " since 20" in err
         assert store.summaries.list(alpha.id) == []
     finally:
         store.leases.release(held)

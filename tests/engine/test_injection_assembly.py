@@ -8,6 +8,7 @@ is one of the wrapper's own, and no planted instruction survives as text.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -16,12 +17,21 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.engine.compaction_helpers import (
+    Clock,
+    agent_turn,
+    ingest,
+    make_config,
+    new_conversation,
+    open_store,
+)
 from tests.summarize.injection_corpus import PAYLOADS
 
 from lossless.engine.assembly import SUMMARIES_NOTE, assemble, render_summary
 from lossless.engine.engine import Engine
 from lossless.injection import escape_markup
-from lossless.models import Summary
+from lossless.models import NewSummary, Summary
+from lossless.summarize import EXPAND_PREFIX
 
 WRAPPER_TAGS = {"summary", "parents", "summary_ref", "content"}
 TAG_RE = re.compile(r"<\s*(/?)\s*([A-Za-z_|!?][\w:.|-]*)")
@@ -64,9 +74,21 @@ def test_summary_text_cannot_close_or_open_an_element(content: str) -> None:
     assert tags.count(("", "content")) == 1 and tags.count(("/", "content")) == 1
     assert xml.rstrip().endswith("</summary>")
     body = xml.split("<content>\n", 1)[1].rsplit("\n  </content>", 1)[0]
-    # The only markup in the body is the pointer line's own mention of <parents>.
-    own = body.replace("listed in <parents> (lcm_expand", "")
-    assert "<" not in own and ">" not in own
+    _check_quoted_body(body)
+
+
+def _check_quoted_body(body: str) -> None:
+    """Every line of summary text is quoted, and once the quote marks are
+    taken off no ``<`` or ``>`` is left: the only unquoted line is the
+    pointer render_summary appends, with its own mention of <parents>."""
+    lines = body.split("\n")
+    unquoted = [line for line in lines if line and not line.startswith(">")]
+    assert len(unquoted) <= 1, unquoted
+    if unquoted:
+        assert unquoted[0] == lines[-1] and unquoted[0].startswith(EXPAND_PREFIX)
+    for line in lines:
+        own = line[1:] if line.startswith(">") else line.replace("listed in <parents>", "")
+        assert "<" not in own and ">" not in own, line
 
 
 @given(anything)
@@ -155,3 +177,64 @@ def test_real_transcript_with_planted_payloads(
             for text in texts[1:]:
                 assert {name for _, name in _tags(text)} <= WRAPPER_TAGS, text[:300]
                 assert text.count("</summary>") == 1
+
+
+_homes = itertools.count()
+ROLE_OPENERS = re.compile(
+    r"<\s*/?\s*(?:system|user|assistant|developer|tool|human|summary|content|im_start)\b|<\|",
+    re.I,
+)
+
+
+@given(st.lists(anything.map(lambda t: t.replace("\x00", "")), min_size=1, max_size=3))
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+def test_no_stored_summary_text_opens_a_role_in_either_shape(
+    tmp_path: Path, contents: list[str]
+) -> None:
+    """Whatever text a summary holds, in a real store's assembled context (both
+    API shapes) it stays inside its own quoted <content>: the summary messages
+    open no role element, close no wrapper early, and every line is quoted."""
+    home = tmp_path / f"home_{next(_homes)}"
+    config = make_config(home)
+    store = open_store(config)
+    try:
+        cid = new_conversation(store)
+        clock = Clock()
+        messages = ingest(store, cid, agent_turn(clock, 0, 2) + agent_turn(clock, 1, 2))
+        for index, content in enumerate(contents):
+            message = messages[index]
+            summary = store.summaries.create(
+                NewSummary(
+                    conversation_id=cid,
+                    kind="leaf",
+                    depth=0,
+                    content=content,
+                    token_count=10,
+                    earliest_at=message.created_at,
+                    latest_at=message.created_at,
+                ),
+                message_ids=[message.id],
+            )
+            item = next(i for i in store.context.list(cid) if i.message_id == message.id)
+            store.context.replace_range(cid, item.ordinal, item.ordinal, summary)
+        for fmt in ("anthropic", "openai"):
+            assembled = assemble(store, cid, budget=200_000, format=fmt, fresh_tail_count=1)
+            texts = _summary_texts(assembled.messages, fmt)
+            assert texts[0] == SUMMARIES_NOTE
+            assert len(texts) == 1 + len(contents)
+            for text in texts[1:]:
+                assert text.startswith("<summary ") and text.rstrip().endswith("</summary>")
+                inner = text.split("<content>\n", 1)[1].rsplit("\n  </content>", 1)[0]
+                assert not ROLE_OPENERS.search(inner), inner[:300]
+                _check_quoted_body(inner)
+                assert text.count("</summary>") == 1 and text.count("</content>") == 1
+            if fmt == "openai":
+                for message in assembled.messages:
+                    if isinstance(message["content"], str) and "<summary " in message["content"]:
+                        assert message["role"] == "user"
+    finally:
+        store.close()

@@ -1,7 +1,9 @@
 """The shortcuts that keep redaction cheap must never change what is found.
 
-* ``find_builtin`` rejects short text without any anchor or keyword with one
-  combined search (``_TRIGGERS``) instead of running every detector;
+* ``find_builtin`` runs only the detectors whose anchor (or keyword) an
+  automaton pass found in the text (``ANCHOR_GATE``);
+* a decoded JSON document's strings are scanned joined by newlines, once,
+  instead of one by one (``JOINED_SCAN``), and walked only on a finding;
 * ``redact_message`` does not rescan a part whose text is a line-bounded piece
   of a content the built-in detectors found clean;
 * the ``sk-`` and JWT regexes start at their anchor's rarest letter and report
@@ -17,11 +19,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tests.redact.redact_corpus import Gen
-from tests.redact.test_redact_properties import FAST, FRAGMENTS, fragment_text
+from tests.redact.test_redact_properties import FAST, FRAGMENTS, fragment_text, json_values
 
 from lossless.models import NewMessage, NewPart
-from lossless.redact import Redactor, UserPattern, detectors
-from lossless.redact.detectors import GATE_MAX_LENGTH, find_builtin
+from lossless.redact import Redactor, UserPattern, detectors, redactor
+from lossless.redact.detectors import LITERAL_ANCHORS, find_builtin
 from lossless.sources import render_content
 
 _G = Gen(11)
@@ -30,7 +32,7 @@ B64 = "MIIEowIBAAKCAQEAu3Xk9pQ2vZr8LmN"
 
 
 def _ungated(text: str) -> list[detectors.Finding]:
-    with mock.patch.object(detectors, "GATE_MAX_LENGTH", -1):
+    with mock.patch.object(detectors, "ANCHOR_GATE", False):
         return find_builtin(text)
 
 
@@ -53,19 +55,30 @@ def test_gate_never_hides_a_finding(text: str) -> None:
         "see https://admin:S3cr3t-pw@db.internal/x",
         "--password hunter22",
         _G.aws_access_key(),
-        _G.jwt()[:GATE_MAX_LENGTH],
+        _G.jwt(),
         _G.slack_token(),
         _G.openai_key(),
+        # Anchors overlapping each other and a keyword ("xoxb-" in "sk_test_").
+        "sk_test_xoxb-1234567890-abcdefABCDEF key=" + _G.openai_key(),
+        "é\ud800 token=Zm9vYmFyMTIzNDU2Nzg5MGFi",  # a lone surrogate before it
     ],
 )
-def test_short_text_with_a_secret_goes_through_the_detectors(text: str) -> None:
-    assert len(text) <= GATE_MAX_LENGTH
+def test_text_with_a_secret_goes_through_the_detectors(text: str) -> None:
     assert find_builtin(text) == _ungated(text)
     assert find_builtin(text), "every case holds a secret"
 
 
-@pytest.mark.parametrize("length", [GATE_MAX_LENGTH - 1, GATE_MAX_LENGTH, GATE_MAX_LENGTH + 1])
-def test_secret_at_the_gate_length_is_found(length: int) -> None:
+@pytest.mark.parametrize("anchor", LITERAL_ANCHORS)
+def test_every_anchor_is_seen_by_the_gate(anchor: str) -> None:
+    # Each anchor, glued into prose, reaches its detector: the gated and the
+    # ungated scans agree on a text holding it and a plausible body after it.
+    for body in ("aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9f", "0123456789abcdef" * 4):
+        text = f"see {anchor}{body} here and {anchor}{body}"
+        assert find_builtin(text) == _ungated(text)
+
+
+@pytest.mark.parametrize("length", [150, 200, 201, 5000])
+def test_secret_at_any_length_is_found(length: int) -> None:
     secret = f"token={GH[4:]}"
     text = "x" * (length - len(secret) - 1) + " " + secret
     assert len(text) == length
@@ -74,11 +87,63 @@ def test_secret_at_the_gate_length_is_found(length: int) -> None:
 
 def test_short_text_without_a_trigger_is_returned_unchanged() -> None:
     text = "The quick brown fox jumps over the lazy dog: nothing to hide, ÿ 😀."
-    assert len(text) <= GATE_MAX_LENGTH
     assert find_builtin(text) == []
     result = Redactor().redact_text(text)
     assert result.text is text
     assert result.counts == {}
+
+
+# ------------------------------------------------- decoded documents, joined
+
+
+def _walked(redactor_: Redactor, text: str) -> tuple[str, dict[str, int]]:
+    with mock.patch.object(redactor, "JOINED_SCAN", False):
+        result = redactor_.redact_json(text)
+    return result.text, result.counts
+
+
+def _hiding(value: object) -> str:
+    """``value`` as JSON with an escaped slash, so the decoded path is taken."""
+    return json.dumps({"note": "a\\/b", "v": value})
+
+
+@FAST
+@given(json_values)
+def test_joined_scan_agrees_with_the_walk(value: object) -> None:
+    text = _hiding(value)
+    result = Redactor().redact_json(text)
+    assert (result.text, result.counts) == _walked(Redactor(), text)
+
+
+@FAST
+@given(json_values)
+def test_joined_scan_agrees_with_the_walk_inside_a_string(value: object) -> None:
+    # A JSON document inside a string, behind escaped quotes (tool arguments).
+    text = json.dumps({"arguments": _hiding(value), "x": "\\/"})
+    result = Redactor().redact_json(text)
+    assert (result.text, result.counts) == _walked(Redactor(), text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"password": ["hunter22x"]},  # a list under a secret-looking key
+        {"nested": {"api_key": "Zm9vYmFyMTIzNDU2Nzg5MGFiY2Rl"}},
+        ["a", "g\u0068p_" + GH[4:]],
+        {"p\u0061ssword": "hunter22x"},
+    ],
+)
+def test_secrets_the_joined_scan_must_not_miss(value: object) -> None:
+    text = _hiding(value).replace("\\\\u", "\\u")  # keep the planted \u escapes
+    result = Redactor().redact_json(text)
+    assert result.counts, text
+    assert (result.text, result.counts) == _walked(Redactor(), text)
+
+
+def test_user_patterns_always_walk() -> None:
+    redactor_ = Redactor([UserPattern("ticket", r"^ACME-\d{5}$")])
+    text = _hiding(["ACME-12345"])
+    assert redactor_.redact_json(text).counts == {"user:ticket": 1}
 
 
 # ------------------------------------------------------------ parts of a content

@@ -521,6 +521,40 @@ class StoreConformance:
         )
         assert ranked.complete and len(ranked) == 200
 
+    @pytest.mark.parametrize(
+        ("pattern", "bomb", "plain_matches"),
+        [
+            (r"(a|aa)+$", "a" * 60 + "!", True),  # overlapping alternation
+            (r"^(a|a?)+$", "a" * 60 + "!", True),
+            (r"(\w+)\s(\w*\s?)*\1!", "ab " * 40, False),  # a backreference bomb
+            (r"(a+)+$", "a" * 5000 + "!", True),
+            (r"(.*a){20}", "a" * 5000, False),
+        ],
+    )
+    def test_a_backtracking_match_stops_within_its_budget(
+        self, store: Store, pattern: str, bomb: str, plain_matches: bool
+    ) -> None:
+        """One row that backtracks for minutes is cut off at the deadline; newer hits stay."""
+        cid = self.conv(store)
+        store.messages.append(
+            cid,
+            [
+                msg(bomb, "bomb", at="2026-01-01T10:00:00.000Z"),
+                msg("aaaa", "plain", at="2026-01-01T11:00:00.000Z"),
+            ],
+        )
+        started = time.monotonic()
+        hits = store.search.grep(
+            GrepQuery(pattern, mode="regex", scope="messages", limit=10, time_budget_s=0.5)
+        )
+        took = time.monotonic() - started
+        assert took < 3.0, f"{pattern!r} ran {took:.1f} s against a 0.5 s budget"
+        if not hits.complete:
+            assert hits.scanned_until == "2026-01-01T10:00:00.000Z"
+        # The newer row is searched first, whatever the bomb does.
+        newer = [h for h in hits if h.created_at == "2026-01-01T11:00:00.000Z"]
+        assert len(newer) == int(plain_matches)
+
     def test_bad_patterns_are_input_errors(self, store: Store) -> None:
         self._seed_search(store)
         with pytest.raises(InputError):
@@ -601,6 +635,33 @@ class StoreConformance:
         store.leases.release(taken)
         third = store.leases.acquire(cid, "w3", ttl_s=5)
         assert third is not None and third.fence > taken.fence
+
+    def test_a_lease_names_its_holder_and_can_be_taken_over_once(self, store: Store) -> None:
+        cid = self.conv(store)
+        assert store.leases.holder(cid) is None
+        before = time.time()
+        held = store.leases.acquire(cid, "host-a:123:456:n1", ttl_s=60)
+        assert held is not None
+        holder = store.leases.holder(cid)
+        assert holder is not None and holder.owner == "host-a:123:456:n1"
+        assert holder.fence == held.fence and holder.since is not None
+        assert before - 1 <= holder.since <= time.time() + 1
+        assert holder.expires_at == pytest.approx(held.expires_at, abs=1)
+        # Renewing keeps the time it was taken.
+        store.leases.acquire(cid, "host-a:123:456:n1", ttl_s=120)
+        again = store.leases.holder(cid)
+        assert again is not None and again.since == pytest.approx(holder.since)
+        taken = store.leases.take_over(cid, holder, "host-a:999:1:n2", ttl_s=60)
+        assert taken is not None and taken.fence > held.fence
+        with pytest.raises(LeaseLostError):
+            store.leases.check(held)
+        store.leases.check(taken)
+        # A second contender judging the same dead holder finds the lease moved on.
+        assert store.leases.take_over(cid, holder, "host-a:777:1:n3", ttl_s=60) is None
+        current = store.leases.holder(cid)
+        assert current is not None and current.owner == "host-a:999:1:n2"
+        store.leases.release(taken)
+        assert store.leases.holder(cid) is None
 
     def test_integrity_check_of_a_healthy_store(self, store: Store) -> None:
         cid = self.conv(store)

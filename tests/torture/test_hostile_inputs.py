@@ -106,8 +106,6 @@ def test_hostile_lines_and_files_do_not_stop_the_run(hostile: Path) -> None:
     [
         (("describe", "99999999999999999999999"), "no message"),
         (("grep", "a{99999999999}"), "invalid regular expression"),
-        (("grep", "(a+)+$"), "refused"),
-        (("grep", "(.*a){20}"), "refused"),
         (("grep", "x" * 5000), "at most 2,000"),
     ],
 )

@@ -243,15 +243,18 @@ EXIT_BUSY = 3
 
 
 def _exit_if_busy(results: list[tuple[Conversation, CompactionResult]], wait: float) -> None:
-    """Asked work that did not happen is not a success: say so, exit 3."""
-    busy = [c for c, r in results if not r.acted and (r.noop or "").startswith("busy")]
+    """Asked work that did not happen is not a success: say who holds it, exit 3."""
+    busy = [(c, r) for c, r in results if not r.acted and (r.noop or "").startswith("busy")]
     if not busy:
         return
-    ids = ", ".join(str(c.id) for c in busy[:10]) + (" ..." if len(busy) > 10 else "")
+    holders = "".join(
+        f"\n  conversation {c.id}: {(r.noop or '').removeprefix('busy: ')}" for c, r in busy[:10]
+    ) + (f"\n  ... and {len(busy) - 10} more" if len(busy) > 10 else "")
     click.echo(
-        f"lcm: {len(busy)} conversation(s) not compacted ({ids}): another process holds "
-        f"the compaction lease (waited {wait:g} s). Retry later or with a longer --wait; a "
-        "lease left by a killed process expires after its time-to-live.",
+        f"lcm: {len(busy)} conversation(s) not compacted (waited {wait:g} s for their "
+        f"compaction lease):{holders}\nRetry when that process is done, or with a longer "
+        "--wait. A lease left by a process that died on this machine is taken over at once; "
+        "one held from another machine lasts until its end time.",
         err=True,
     )
     raise SystemExit(EXIT_BUSY)

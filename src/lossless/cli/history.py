@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,6 +169,8 @@ def import_cmd(
                 click.echo(f"lcm: {problem}", err=True)
             if len(r.problems) > 20:
                 click.echo(f"lcm: {r.path}: {len(r.problems) - 20} more problem(s)", err=True)
+            for note in r.rewinds:
+                click.echo(f"{r.path}: {note}")
         if live:
             click.echo(
                 f"{len(live)} transcript(s) may still be growing: their last "
@@ -408,7 +411,10 @@ def grep(
     A regex with a literal of 3+ characters is narrowed by the substring
     index; one without (say `\\d{4}ms`) reads every message, newest first, and
     on a large store stops after --time-budget seconds, saying how far back
-    it got. Narrow it with --since or --conversation, or pass --time-budget 0.
+    it got. The budget holds within one message too: a pattern that
+    backtracks for ever on one (`(a|aa)+$` on a long run of a) is cut off at
+    the deadline. Narrow it with --since or --conversation, or pass
+    --time-budget 0 (no limit, at your own risk).
 
     \b
     Examples:
@@ -471,10 +477,32 @@ def grep(
 
 @cli.command()
 @click.argument("ref")
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Show the content from character N on (a grep hit inside a large file names its offset).",
+)
+@click.option(
+    "--chars",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Show at most N characters of the content [default: all; 4000 with --offset].",
+)
 @json_option
 @click.pass_context
-def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
-    """Show a message (123), summary (sum_...), large file (file_...) or map job (job_...)."""
+def describe(
+    ctx: click.Context, ref: str, offset: int | None, chars: int | None, as_json: bool
+) -> None:
+    """Show a message (123), summary (sum_...), large file (file_...) or map job (job_...).
+
+    \b
+    Examples:
+      lcm describe 4821
+      lcm describe file_0123abcd4567ef89 --offset 120400
+    """
     engine = state_of(ctx).engine()
     if ref.strip().startswith("job_"):
         from lossless.cli.map import describe_job
@@ -482,6 +510,8 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
         describe_job(engine, ref.strip(), as_json)
         return
     found = engine.describe(ref)
+    if offset is not None or chars is not None:
+        found = _windowed(found, offset or 0, chars or DESCRIBE_WINDOW_CHARS)
     if as_json:
         emit_json(found)
         return
@@ -523,6 +553,33 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
         if found.error:
             raise InputError(found.error)
         click.echo(found.content or "")
+
+
+DESCRIBE_WINDOW_CHARS = 4000
+
+
+def _windowed(found: retrieval.Description, offset: int, chars: int) -> retrieval.Description:
+    """``found`` with only ``chars`` characters of its content from ``offset`` on,
+    and a line saying which part is shown and how to read on."""
+    if isinstance(found, retrieval.MessageDescription):
+        whole, ref = found.message.content, str(found.message.id)
+    elif isinstance(found, retrieval.SummaryDescription):
+        whole, ref = found.summary.content, found.summary.id
+    else:
+        if found.content is None:
+            return found
+        whole, ref = found.content, found.file.id
+    if offset > len(whole):
+        raise InputError(f"offset {offset} is past the end of {ref} ({len(whole)} characters)")
+    end = min(len(whole), offset + chars)
+    note = f"[characters {offset}..{end} of {len(whole)}"
+    note += f"; next: lcm describe {ref} --offset {end}]" if end < len(whole) else "]"
+    piece = f"{note}\n{whole[offset:end]}"
+    if isinstance(found, retrieval.MessageDescription):
+        return dataclasses.replace(found, message=dataclasses.replace(found.message, content=piece))
+    if isinstance(found, retrieval.SummaryDescription):
+        return dataclasses.replace(found, summary=dataclasses.replace(found.summary, content=piece))
+    return dataclasses.replace(found, content=piece)
 
 
 def _depth(ctx: click.Context, param: click.Parameter, value: str) -> int | None:

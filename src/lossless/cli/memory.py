@@ -238,19 +238,26 @@ def checkpoint_cmd(
 
 @cli.command("resume")
 @dir_option
+@click.option(
+    "--prompt",
+    "for_prompt",
+    is_flag=True,
+    help="Render it for a model's context: markup escaped, orders shown as recorded.",
+)
 @json_option
 @click.pass_context
-def resume_cmd(ctx: click.Context, directory: Path | None, as_json: bool) -> None:
+def resume_cmd(ctx: click.Context, directory: Path | None, for_prompt: bool, as_json: bool) -> None:
     """Rebuild working state from .lcm-checkpoint.md and the store, as markdown.
 
     Shows the goal, decisions, open threads, files touched, the summaries to
     expand (and which are missing on this machine), messages added since the
-    checkpoint and the project's memories. Paste it into a new session, or
-    let the session-start hook do it.
+    checkpoint and the project's memories. Anything in them that reads as an
+    instruction to an agent is withheld. Paste it into a new session (with
+    --prompt when a program feeds it to a model: markup is then escaped).
     """
     engine = state_of(ctx).engine()
     state = handoff.resume(engine.store, directory if directory is not None else Path.cwd())
     if as_json:
         emit_json(state)
     else:
-        click.echo(handoff.render_resume(state))
+        click.echo(handoff.render_resume(state, for_prompt=for_prompt))

@@ -32,20 +32,18 @@ summary. Different conversations have different leases and run in parallel.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import socket
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from lossless import owners
 from lossless.config import Config
 from lossless.errors import LeaseLostError, LosslessError
 from lossless.models import ContextItem, Message, NewSummary, Part, Summary
-from lossless.store.contract import Lease, Repositories, Store
+from lossless.store.contract import Lease, LeaseHolder, Repositories, Store
 from lossless.summarize import (
     DEFAULT_FALLBACK_TOKENS,
     EscalationLevel,
@@ -428,10 +426,26 @@ class _Snapshot:
             self._blocked[first + 1 : last + 1] = []
 
 
+def busy_note(holder: LeaseHolder | None) -> str:
+    """The no-op of a run that found the lease held: who holds it, since and until when."""
+    if holder is None:
+        return "busy: another worker holds this conversation's compaction lease"
+    since = f" since {_utc(holder.since)}" if holder.since is not None else ""
+    return (
+        f"busy: {owners.describe(holder.owner)} holds this conversation's compaction "
+        f"lease{since} (until {_utc(holder.expires_at)} unless it finishes first)"
+    )
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
 class Compactor:
     """Runs compaction passes for one store with one summarizer.
 
-    ``owner`` names this worker in leases (default host:pid:random).
+    ``owner`` names this worker in leases (default host:pid:start time:nonce:
+    a lease whose holder died on this machine is taken over at once).
     ``wait_s`` is how long a run waits for another worker's lease on the same
     conversation before reporting a "busy" no-op; ``lease_ttl_s`` bounds how
     long a crashed worker can block others. ``on_pass`` is called after every
@@ -454,7 +468,7 @@ class Compactor:
         self.config = config
         self.summarizer = summarizer
         self.estimate = estimator
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = owner or owners.new_owner()
         if lease_ttl_s is None:
             # Long enough for one pass at its slowest (two escalation levels,
             # each with every retry timing out), short enough that a crashed
@@ -474,17 +488,40 @@ class Compactor:
     # -- leasing ----------------------------------------------------------
 
     @contextmanager
-    def _lease(self, conversation_id: int) -> Iterator[Lease | None]:
+    def _lease(self, conversation_id: int) -> Iterator[Lease | LeaseHolder | None]:
+        """The conversation's lease, or (when busy) who holds it, None if unknown."""
         deadline = time.monotonic() + max(0.0, self.wait_s)
-        lease = self.store.leases.acquire(conversation_id, self.owner, self.lease_ttl_s)
-        while lease is None and time.monotonic() < deadline:
+        got = self._try_lease(conversation_id)
+        while not isinstance(got, Lease) and time.monotonic() < deadline:
             time.sleep(0.05)
-            lease = self.store.leases.acquire(conversation_id, self.owner, self.lease_ttl_s)
+            got = self._try_lease(conversation_id)
         try:
-            yield lease
+            yield got
         finally:
-            if lease is not None:
-                self.store.leases.release(lease)
+            if isinstance(got, Lease):
+                self.store.leases.release(got)
+
+    def _try_lease(self, conversation_id: int) -> Lease | LeaseHolder | None:
+        """Acquire the lease, taking it over from a holder that died on this machine."""
+        leases = self.store.leases
+        lease = leases.acquire(conversation_id, self.owner, self.lease_ttl_s)
+        if lease is not None:
+            return lease
+        holder = leases.holder(conversation_id)
+        if holder is None:
+            # Released between the two reads: one more try.
+            return leases.acquire(conversation_id, self.owner, self.lease_ttl_s)
+        if not owners.is_dead_here(holder.owner):
+            return holder
+        taken = leases.take_over(conversation_id, holder, self.owner, self.lease_ttl_s)
+        if taken is None:
+            return leases.holder(conversation_id)
+        log.warning(
+            "conversation %s: took over the compaction lease of %s, which is no longer running",
+            conversation_id,
+            owners.describe(holder.owner),
+        )
+        return taken
 
     def _renew(self, lease: Lease) -> Lease:
         try:
@@ -837,14 +874,14 @@ class Compactor:
         best_effort: bool = False,
     ) -> CompactionResult:
         with self._lease(conversation_id) as lease:
-            if lease is None:
+            if not isinstance(lease, Lease):
                 tokens = self.store.context.token_total(conversation_id)
                 return CompactionResult(
                     conversation_id,
                     mode,
                     tokens,
                     tokens,
-                    noop="busy: another worker holds this conversation's compaction lease",
+                    noop=busy_note(lease),
                     target=target,
                 )
             snap = _Snapshot(self.store, conversation_id)

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lossless.injection import inert_line
+from lossless.injection import display_line
 from lossless.models import Summary
+from lossless.quoted import prompt_line
 from lossless.store.contract import Repositories
 
 __all__ = ["DagNode", "DagView", "build_dag", "session_start_view"]
@@ -144,10 +145,16 @@ _HEADER_RE = re.compile(r"^\[[^\]]*\]\s*[\w ()_-]*:$|^[-*]?\s*\[[^\]]*\]$")
 
 
 def _preview(content: str, limit: int = 110) -> str:
-    """The first line with content, skipping block headers like ``[ts] user:``."""
+    """The first line with content, skipping block headers like ``[ts] user:``.
+
+    Instruction-like text is withheld (judged on the whole line, before it is
+    clipped) from every view of the DAG: text, JSON and SessionStart; markup
+    is escaped only where it goes into a prompt.
+    """
     for line in content.splitlines():
         text = " ".join(line.split())
         if text and not _HEADER_RE.match(text):
+            text = display_line(text)
             return text if len(text) <= limit else text[: limit - 1] + "…"
     return ""
 
@@ -221,7 +228,7 @@ def session_start_view(repos: Repositories, conversation_id: int, *, max_chars: 
         line = (
             f"- {root.id} ({root.kind}, depth {root.depth}, "
             f"{_span(root.earliest_at, root.latest_at)}, {root.message_count} messages): "
-            f"{inert_line(root.preview)}"
+            f"{prompt_line(root.preview)}"
         )
         if used + len(line) + 1 > max_chars:
             break

@@ -274,6 +274,7 @@ class Engine:
             since=since,
             limit=limit,
             time_budget_s=time_budget_s or None,
+            files_home=self.config.home,
         )
 
     def search(
@@ -314,6 +315,7 @@ class Engine:
             limit=limit,
             include_history=include_history,
             include_memory=include_memory,
+            files_home=self.config.home,
             semantic=vector,
         )
         results.semantic = note

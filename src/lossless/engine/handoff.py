@@ -12,8 +12,10 @@ ids needed to find the conversation again.
 Everything in a checkpoint comes from transcripts and is handed to the next
 session, so it follows the rules summaries do: a decision, open thread or
 memory whose text addresses the agent (``lossless.injection``) is left out,
-a goal that does is replaced by a note, and ``render_resume`` escapes markup
-and frames the whole as a record, not instructions.
+a goal that does is replaced by a note, and ``render_resume`` frames the
+whole as a record, not instructions. Rendered for a prompt (the default) its
+items are escaped and their orders attributed (``quoted.prompt_line``);
+rendered for a person (``lcm resume`` in a terminal) they are shown as text.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from typing import Any
 
 from lossless.engine.memory import candidates_from_text, split_sentences
 from lossless.errors import InputError, NotFoundError
-from lossless.injection import WITHHELD_NOTE, inert_line, scan
+from lossless.injection import WITHHELD_NOTE, display_line, scan
 from lossless.models import Conversation, Message
+from lossless.quoted import RECORD_LEAD, prompt_line
 from lossless.store.contract import Memory, Repositories, normalize_memory_text
 from lossless.timeutil import utc_now_iso
 
@@ -374,11 +377,16 @@ def resume(repos: Repositories, directory: Path, *, memory_limit: int = 10) -> R
     )
 
 
-def render_resume(state: ResumeState) -> str:
-    """Markdown to hand to the next session (or print for a person)."""
+def render_resume(state: ResumeState, *, for_prompt: bool = True) -> str:
+    """Markdown to hand to the next session, or with ``for_prompt=False`` to
+    show a person (markup left as text: no ``&amp;`` in a terminal)."""
     cp = state.checkpoint
+
     # The checkpoint file may have been edited (or planted) since it was
-    # written: every item is checked and escaped again here.
+    # written: every item is checked (and for a prompt escaped) again here.
+    def inert_line(text: str) -> str:
+        return prompt_line(text, lead=RECORD_LEAD) if for_prompt else display_line(text)
+
     goal = inert_line(cp.goal) if cp.goal else ""
     lines = [
         f"# Resuming: {_clip(goal, 80)}",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lossless.engine import indexing
+from lossless.engine.branches import follow_rewinds
 from lossless.engine.sensitive import Redactors, redact_raw_line, redact_records
 from lossless.errors import InputError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
@@ -59,6 +60,8 @@ class FileImportResult:
     pending_tail: bool = False
     held_back_bytes: int = 0
     redactions: dict[str, int] = field(default_factory=dict)
+    # Forks followed to the branch the client is on (``engine.branches``).
+    rewinds: list[str] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -413,13 +416,18 @@ class Importer:
         if redactor is not None and records:
             records, record_counts = redact_records(redactor, records)
             _add_counts(counts, record_counts)
+        branched = any((m.metadata or {}).get("parent_uuid") for m in ready)
         with self.store.transaction() as tx:
+            before = tx.messages.last(conversation.id) if branched else None
             appended = tx.messages.append(conversation.id, ready)
             tx.context.append_messages(conversation.id, appended.inserted)
             if records:
                 result.records_added += tx.messages.add_native_records(conversation.id, records)
             if counts:
                 record_redactions(tx, conversation.id, counts)
+            if branched and appended.inserted:
+                for rewind in follow_rewinds(tx, conversation.id, before, appended.inserted):
+                    result.rewinds.append(rewind.describe())
         result.messages_added += len(appended.inserted)
         result.messages_skipped += appended.skipped
         _add_counts(result.redactions, counts)

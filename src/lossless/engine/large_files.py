@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lossless.config import Config
+from lossless.injection import WITHHELD_NOTE, scan
 from lossless.models import LargeFile, NewLargeFile, NewMessage, NewPart
 from lossless.sources import render_content
 from lossless.store.contract import Repositories
@@ -420,6 +421,25 @@ def read_large_file(config: Config, large_file: LargeFile) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def inert_exploration(summary: str) -> str:
+    """An exploration summary with every instruction-like part withheld.
+
+    It quotes the file (its first and last lines, headings, a first record),
+    and it sits in every context the reference is in: each ``; ``-separated
+    part that addresses the agent keeps only its label ("begins: [...]").
+    """
+    if not scan(summary):
+        return summary
+    parts = []
+    for part in summary.split("; "):
+        if scan(part):
+            label, colon, _ = part.partition(": ")
+            part = f"{label}: {WITHHELD_NOTE}" if colon and len(label) <= 30 else WITHHELD_NOTE
+        parts.append(part)
+    kept = "; ".join(parts)
+    return kept if not scan(kept) else WITHHELD_NOTE
+
+
 def file_reference(large_file: LargeFile) -> str:
     name = large_file.original_name or "content"
     return (
@@ -449,7 +469,7 @@ def _store(
             token_count=tokens,
             sha256=sha,
             media_type=exploration.media_type,
-            exploration_summary=exploration.summary,
+            exploration_summary=inert_exploration(exploration.summary),
             original_name=name,
         )
     )

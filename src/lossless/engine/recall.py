@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from lossless.injection import inert_line, scan
+from lossless.injection import scan
+from lossless.quoted import RECORD_LEAD, prompt_line
 from lossless.store.contract import Memory, Repositories
 from lossless.timeutil import utc_now_iso
 
@@ -183,8 +184,9 @@ CONTEXT_HEADER = (
 
 
 def render_line(memory: Memory) -> str:
-    """One memory as a context line: flattened, markup escaped."""
-    return f"- {inert_line(memory.text)} [{memory.id}]"
+    """One memory as a context line: flattened, markup escaped, and a clause
+    that reads as an order shown as recorded (``quoted.prompt_line``)."""
+    return f"- {prompt_line(memory.text, lead=RECORD_LEAD)} [{memory.id}]"
 
 
 def surfaceable(memory: Memory) -> bool:

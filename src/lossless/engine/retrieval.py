@@ -48,29 +48,35 @@ def grep(
     since: str | None = None,
     limit: int = 50,
     time_budget_s: float | None = None,
+    files_home: Path | None = None,
 ) -> GrepHits:
     """Search messages and/or summaries. Each hit carries ids to describe/expand next.
 
     A regex scan stops after ``time_budget_s`` seconds (None: no limit); the
-    result then says how far back it got (``GrepHits.scanned_until``).
+    result then says how far back it got (``GrepHits.scanned_until``). With
+    ``files_home`` (the home the large files are stored under), the bodies of
+    externalized large files are searched too (``engine.file_search``).
     """
     if limit < 0:
         raise InputError("limit must be 0 or more")
     if time_budget_s is not None and time_budget_s < 0:
         raise InputError("time budget must be 0 or more seconds")
-    return repos.search.grep(
-        GrepQuery(
-            pattern=pattern,
-            mode=mode,
-            scope=scope,
-            conversation_id=conversation_id,
-            session_id=session_id,
-            project=project,
-            since=since,
-            limit=limit,
-            time_budget_s=time_budget_s,
-        )
+    query = GrepQuery(
+        pattern=pattern,
+        mode=mode,
+        scope=scope,
+        conversation_id=conversation_id,
+        session_id=session_id,
+        project=project,
+        since=since,
+        limit=limit,
+        time_budget_s=time_budget_s,
     )
+    if files_home is None:
+        return repos.search.grep(query)
+    from lossless.engine.file_search import grep_with_files
+
+    return grep_with_files(repos, files_home, query)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 from lossless.engine.recall import coverage, term_set
@@ -53,6 +54,9 @@ class UnifiedHit:
     tags: tuple[str, ...] = ()
     covering_summary_id: str | None = None
     matched: tuple[MatchReason, ...] = ("lexical",)
+    # A match inside the message's externalized large file: which, and where.
+    file_id: str | None = None
+    file_offset: int | None = None
 
 
 class SearchResults(list[UnifiedHit]):
@@ -113,6 +117,8 @@ class _Candidate:
     tags: tuple[str, ...] = ()
     covering_summary_id: str | None = None
     confidence: float = 0.0
+    file_id: str | None = None
+    file_offset: int | None = None
 
 
 def search_all(
@@ -123,13 +129,15 @@ def search_all(
     limit: int = 20,
     include_history: bool = True,
     include_memory: bool = True,
+    files_home: Path | None = None,
     semantic: QueryVector | None = None,
     weights: FusionWeights = DEFAULT_FUSION,
     now: str | None = None,
 ) -> SearchResults:
     """History and memory in one list, best first; hybrid when ``semantic`` is given.
 
-    Ties: memories first, then newest.
+    With ``files_home`` (where large files are stored) the bodies of large
+    files are searched by full text too. Ties: memories first, then newest.
     """
     if limit < 0:
         raise InputError("limit must be 0 or more")
@@ -143,7 +151,7 @@ def search_all(
     if include_memory:
         _lexical_memories(repos, query, query_terms, project, wanted, weights, found)
     if include_history:
-        _lexical_history(repos, query, query_terms, project, wanted, weights, found)
+        _lexical_history(repos, query, query_terms, project, wanted, weights, found, files_home)
     if semantic is not None:
         _semantic(repos, semantic, project, wanted, include_history, include_memory, found)
         _describe_vector_only(repos, found)
@@ -180,6 +188,8 @@ def search_all(
                 tags=c.tags,
                 covering_summary_id=c.covering_summary_id,
                 matched=reasons,
+                file_id=c.file_id,
+                file_offset=c.file_offset,
             )
         )
     hits.sort(key=lambda h: h.created_at or "", reverse=True)
@@ -237,10 +247,17 @@ def _lexical_history(
     wanted: int,
     weights: FusionWeights,
     found: dict[tuple[str, str], _Candidate],
+    files_home: Path | None,
 ) -> None:
-    history = repos.search.grep(
-        GrepQuery(pattern=query, mode="full_text", scope="both", project=project, limit=wanted)
+    request = GrepQuery(
+        pattern=query, mode="full_text", scope="both", project=project, limit=wanted
     )
+    if files_home is None:
+        history = repos.search.grep(request)
+    else:
+        from lossless.engine.file_search import grep_with_files
+
+        history = grep_with_files(repos, files_home, request)
     texts = _full_texts(repos, history)
     # SQLite ranks are negative bm25 (lower is better): flip to "higher is better".
     for hit, bm25 in zip(history, _relative([-h.rank for h in history]), strict=True):
@@ -256,6 +273,8 @@ def _lexical_history(
             session_id=hit.session_id,
             created_at=hit.created_at,
             covering_summary_id=hit.covering_summary_id,
+            file_id=hit.file_id,
+            file_offset=hit.file_offset,
         )
 
 
@@ -337,7 +356,9 @@ def _parse(ts: str) -> datetime:
 
 def _full_texts(repos: Repositories, hits: Sequence[SearchHit]) -> dict[tuple[str, str], str]:
     texts: dict[tuple[str, str], str] = {}
-    message_ids = [int(h.id) for h in hits if h.kind == "message"]
+    # A hit inside a large file is scored on its snippet: the message itself
+    # holds only the file's reference.
+    message_ids = [int(h.id) for h in hits if h.kind == "message" and h.file_id is None]
     for message in repos.messages.get_many(message_ids) if message_ids else []:
         texts[("message", str(message.id))] = message.content
     for hit in hits:

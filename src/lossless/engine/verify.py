@@ -11,7 +11,9 @@ Checks, per conversation, through the storage contract only:
   is found, and a message whose raw transcript record was altered is named
   with it. Sanctioned rewrites (``lcm sensitive purge``) record new hashes;
 - coverage (the lossless invariant): the context items, expanded recursively
-  through summaries, yield every message exactly once, in order;
+  through summaries, yield every message exactly once, in order (except the
+  messages of a branch abandoned by a rewind, ``engine.branches``, which stay
+  stored outside the context);
 - the DAG: a leaf is built from messages, a condensed summary from summaries
   one level shallower, all of the same conversation, with ordered time ranges;
   context token counts match what they point at;
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from lossless.engine.branches import abandoned_seqs, is_abandoned
 from lossless.models import Conversation, Summary
 from lossless.store.contract import HashedRow, Store
 from lossless.store.hashing import message_hash, part_hash, raw_hash
@@ -125,7 +128,12 @@ def _verify_conversation(
             if item.token_count != target.token_count:
                 problem(f"context item {item.ordinal} has a stale token count")
             covered.extend(_leaves(store, target.id, summaries, problem))
-    _check_coverage(covered, message_ids, problem)
+    # Messages of a branch abandoned by a rewind are out of the context on purpose.
+    abandoned = abandoned_seqs(conversation.metadata)
+    in_context = (
+        [m.id for m in messages if not is_abandoned(m.seq, abandoned)] if abandoned else message_ids
+    )
+    _check_coverage(covered, in_context, problem)
 
 
 def _verify_summary(

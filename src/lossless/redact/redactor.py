@@ -16,6 +16,7 @@ it (keys too) is redacted and it is re-encoded (valid, no longer byte-faithful).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import json
 import re
@@ -48,6 +49,9 @@ _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 #: Rounds of find-and-replace before giving up on reaching a fixpoint; one is
 #: the norm, two when a secret was glued to another.
 _MAX_ROUNDS: Final = 4
+#: Off only in tests: decoded documents are then always walked string by
+#: string, the reference ``_decoded_clean`` is checked against.
+JOINED_SCAN = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +194,38 @@ class Redactor:
             # Not JSON after all (a line cut short): nothing to corrupt.
             findings = self.find(text)
             return self._to_fixpoint(text, findings) if findings else Redaction(text, {})
+        if JOINED_SCAN and self._decoded_clean(text):
+            return Redaction(text, {})
         counts: dict[str, int] = {}
         value = self._walk(document, None, counts, keys=True)
         if not counts:
             return Redaction(text, {})
         return Redaction(_dump_json(value), counts)
+
+    def _decoded_clean(self, text: str) -> bool:
+        """Whether ``_walk`` of the JSON document ``text`` would find nothing, shown cheaply.
+
+        The walk scans every string on its own: tens of thousands of calls
+        for a large document. Here its strings (keys, and the strings of JSON
+        documents inside strings that the walk would decode) are joined with
+        newlines and scanned once. Each is then a piece bounded by newlines,
+        and the built-in detectors find nothing in the joined text only if
+        they find nothing in any piece (the argument of ``_PartScan``: no
+        detector's trigger or value crosses a newline, and a newline reads
+        like the end of the text). A finding in the joined text, even one
+        spanning two strings, only sends the document to the walk, which
+        decides. A value under a secret-looking key is judged as the walk
+        judges it. User patterns may anchor on the text's ends, so with any
+        the walk always runs.
+        """
+        if self._compiled:
+            return False
+        strings: list[str] = []
+        try:
+            clean = _collect_strings(text, strings)
+        except (ValueError, RecursionError):
+            return False
+        return clean and not self.find("\n".join(strings))
 
     def redact_value(self, value: T) -> tuple[T, dict[str, int]]:
         """Redact every string inside nested dicts/lists/tuples; keys are kept.
@@ -391,6 +422,39 @@ class _Frame:
 
 def _looks_like_json(text: str) -> bool:
     return len(text) > 2 and text[0] in "{[" and '"' in text
+
+
+def _collect_strings(text: str, strings: list[str]) -> bool:
+    """Append every string the walk of JSON ``text`` would scan to ``strings``.
+
+    False as soon as a value under a secret-looking key is a secret. The
+    decoder hands each object's pairs to a hook (in C, no walk in Python);
+    the hook returns None, as the objects themselves are not needed.
+    """
+    clean = True
+
+    def add(value: Any, key: str | None) -> None:
+        nonlocal clean
+        if isinstance(value, str):
+            if key is not None and find_named_value(key, value) is not None:
+                clean = False
+            strings.append(value)
+            # The walk decodes a JSON document inside a string that hides text.
+            if len(value) > 2 and value[0] in "{[" and _hides_text(value):
+                # Not JSON after all: scanned as the text it is, as the walk does.
+                with contextlib.suppress(ValueError, RecursionError):
+                    clean = _collect_strings(value, strings) and clean
+        elif isinstance(value, list):
+            for item in value:
+                add(item, key)
+
+    def pairs(items: list[tuple[str, Any]]) -> None:
+        for k, v in items:
+            strings.append(k)
+            add(v, k)
+
+    add(json.loads(text, object_pairs_hook=pairs), None)
+    return clean
 
 
 # A JSON escape that can hide what a detector looks for in the raw text: an

@@ -242,6 +242,8 @@ _REGEXES: Final[tuple[tuple[re.Pattern[str], tuple[VendorFormat, ...]], ...]] = 
     (_group(".", _DOT), _DOT),
     *((_literal(f), (f,)) for f in _LITERAL),
 )
+# The prefixes of each regex's formats: it can only match where one occurs.
+_PREFIXES: Final = tuple(frozenset(f.prefix for f in formats) for _, formats in _REGEXES)
 
 
 class VendorMatch(NamedTuple):
@@ -251,10 +253,16 @@ class VendorMatch(NamedTuple):
     body: str
 
 
-def find_vendor_tokens(text: str) -> list[VendorMatch]:
-    """Every vendor-format token in ``text`` (the prefix is part of the span)."""
+def find_vendor_tokens(text: str, present: frozenset[str] | None = None) -> list[VendorMatch]:
+    """Every vendor-format token in ``text`` (the prefix is part of the span).
+
+    ``present``: the prefixes known to occur in ``text`` (None: unknown); a
+    regex none of whose prefixes occurs is skipped.
+    """
     found: list[VendorMatch] = []
-    for regex, formats in _REGEXES:
+    for (regex, formats), prefixes in zip(_REGEXES, _PREFIXES, strict=True):
+        if present is not None and not present & prefixes:
+            continue
         for m in regex.finditer(text):
             group = m.lastgroup
             assert group is not None

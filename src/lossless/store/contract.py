@@ -141,6 +141,19 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaseHolder:
+    """Who holds a conversation's lease now: epoch seconds it was taken and ends.
+
+    ``since`` is None for a lease taken before the store recorded it.
+    """
+
+    owner: str
+    fence: int
+    since: float | None
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """A claimed job: what to do, and the claim that entitles a worker to do it.
 
@@ -297,6 +310,14 @@ class MessageRepository(Protocol):
         unchanged line from one edited after it was imported)."""
         ...
 
+    def native_records_by_key(
+        self, conversation_id: int, keys: Sequence[str]
+    ) -> dict[str, NativeRecord]:
+        """The stored native records of ``keys`` (unknown keys are left out): how
+        a transcript's ``parentUuid`` chain is followed through records that are
+        not messages (progress, telemetry)."""
+        ...
+
     def count(self, conversation_id: int | None = None) -> int: ...
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
@@ -410,6 +431,14 @@ class ContextRepository(Protocol):
 
     def token_total(self, conversation_id: int) -> int: ...
 
+    def remove_messages(
+        self, conversation_id: int, message_ids: Sequence[int]
+    ) -> builtins.list[int]:
+        """Take these messages' items out of the context (the messages stay
+        stored); returns the ids whose items went (a message already folded into
+        a summary has none). For an abandoned transcript branch."""
+        ...
+
     def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
         """Make ``items`` (ordinals and token counts as given) the conversation's
         whole context, replacing what it had. For importing an export."""
@@ -422,6 +451,10 @@ class LargeFileRepository(Protocol):
     def get(self, file_id: str) -> LargeFile | None: ...
 
     def list(self, conversation_id: int) -> builtins.list[LargeFile]: ...
+
+    def list_all(self, conversation_ids: Sequence[int] | None = None) -> builtins.list[LargeFile]:
+        """Every large file (or those of ``conversation_ids``), in one query."""
+        ...
 
     def restore(self, large_file: LargeFile) -> bool:
         """Store ``large_file`` exactly as given (id, created_at ...); for imports.
@@ -636,6 +669,21 @@ class LeaseRepository(Protocol):
 
     def check(self, lease: Lease) -> None:
         """Raise ``LeaseLostError`` unless ``lease`` is still the current holder."""
+        ...
+
+    def holder(self, conversation_id: int) -> LeaseHolder | None:
+        """The live holder of the conversation's lease, or None when it is free."""
+        ...
+
+    def take_over(
+        self, conversation_id: int, holder: LeaseHolder, owner: str, ttl_s: float
+    ) -> Lease | None:
+        """Take a live lease from ``holder`` (known to be dead); a new, larger token.
+
+        None when the lease moved on meanwhile (another process took it over,
+        or ``holder`` released it): only the holder that was judged dead is
+        replaced, never whoever holds it now.
+        """
         ...
 
 

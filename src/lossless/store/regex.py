@@ -1,9 +1,17 @@
 """Regex helpers shared by backends: validation, index pre-filter literals, snippets.
 
-Regex grep runs Python's ``re`` over candidate rows. To avoid scanning every
-message, a backend asks ``required_literal`` for a plain substring (3+
-characters) that every match must contain, and uses its trigram index to fetch
-only rows holding it.
+Regex grep runs a user's pattern over candidate rows in Python on both
+backends. To avoid scanning every message, a backend asks ``required_literal``
+for a plain substring (3+ characters) that every match must contain, and uses
+its trigram index to fetch only rows holding it.
+
+The pattern is checked with the standard library's ``re`` (its syntax is the
+one documented, and its parser gives the literals), then run by the ``regex``
+package, whose matcher takes a timeout: ``re`` cannot be stopped once a match
+starts, so one row that backtracks catastrophically (``(a|aa)+$`` on a long
+run of ``a``) would run past any budget, hold the GIL and wedge every other
+thread of the process (the MCP server's next ``lcm_status``). With a timeout
+the budget holds for any pattern, not only for shapes recognised up front.
 """
 
 from __future__ import annotations
@@ -17,6 +25,10 @@ from typing import Any
 
 from lossless.errors import InputError
 
+#: A pattern runs under the ``regex`` package, imported on first use (hooks
+#: and the MCP server start without it).
+_regex_pkg: Any = None
+
 MIN_LITERAL = 3
 # Characters that would need escaping in a LIKE pattern; literals avoid them.
 LIKE_SPECIAL = "%_\\"
@@ -29,38 +41,58 @@ GLOB_SPECIAL = "*?[]"
 MAX_PATTERN_CHARS = 2000
 
 
-def compile_user_regex(pattern: str) -> re.Pattern[str]:
+class UserRegex:
+    """A user's search pattern: checked by ``re``, matched by ``regex`` under a deadline."""
+
+    def __init__(self, pattern: str, checked: re.Pattern[str], engine: Any) -> None:
+        self.pattern = pattern
+        self.flags = checked.flags
+        self._engine = engine
+
+    def search(self, text: str, timeout_s: float | None = None) -> re.Match[str] | None:
+        """The first match in ``text``; raises ``TimeoutError`` after ``timeout_s``.
+
+        ``concurrent`` lets the match run without the GIL, so other threads
+        (the MCP server answering another call) go on meanwhile.
+        """
+        found: re.Match[str] | None = self._engine.search(text, timeout=timeout_s, concurrent=True)
+        return found
+
+
+def compile_user_regex(pattern: str) -> UserRegex:
     """Compile a search pattern, or raise ``InputError`` saying why it is refused.
 
-    ``re`` has no timeout, and the scan budget is only checked between rows, so
-    a pattern that backtracks catastrophically on one row would run past any
-    budget: such patterns (nested quantifiers, many copies of a group holding
-    ``.*``) are refused up front, as ``lcm sensitive add`` refuses them.
+    Only the length and the syntax are refused: any pattern, however much it
+    backtracks, runs under the scan's deadline (``ScanBudget.search``).
     """
-    from lossless.redact.patterns import super_linear_reason
-
     shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
     if len(pattern) > MAX_PATTERN_CHARS:
         raise InputError(
             f"regular expression is {len(pattern):,} characters long; "
             f"at most {MAX_PATTERN_CHARS:,} are accepted"
         )
+    engine = _regex_package()
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
+        checked = re.compile(pattern)
+        # VERSION0: the ``re``-compatible behaviour, so a pattern means what
+        # ``re`` (and the documentation) says it means.
+        compiled = engine.compile(pattern, engine.VERSION0)
+    except (re.error, engine.error) as exc:
         raise InputError(f"invalid regular expression {shown!r}: {exc}") from None
-    except (OverflowError, RecursionError, ValueError) as exc:
+    except (OverflowError, RecursionError, ValueError, MemoryError) as exc:
         raise InputError(
             f"invalid regular expression {shown!r}: {exc or 'nested too deeply'}"
         ) from None
-    reason = super_linear_reason(pattern)
-    if reason is not None:
-        raise InputError(
-            f"regular expression {shown!r} is refused: {reason}; it could run for minutes. "
-            "Rewrite it without nested repeats (an atomic group (?>...) or a possessive "
-            "quantifier such as a++ never backtracks), or use --mode full_text"
-        )
-    return compiled
+    return UserRegex(pattern, checked, compiled)
+
+
+def _regex_package() -> Any:
+    global _regex_pkg
+    if _regex_pkg is None:
+        import regex
+
+        _regex_pkg = regex
+    return _regex_pkg
 
 
 def is_case_insensitive(pattern: str) -> bool:
@@ -158,24 +190,53 @@ class ScanBudget:
 
     ``spent`` is asked before each row; once the budget is gone it records
     that row's time as ``stopped_at`` (everything older went unsearched) and
-    says stop. The clock is read every ``CHECK_EVERY`` rows only.
+    says stop. The clock is read every ``CHECK_EVERY`` rows only. Each row is
+    matched with ``search``, which stops a match still running at the
+    deadline: the budget holds even within one row.
     """
 
     CHECK_EVERY = 64
+    MIN_ROW_S = 0.05
 
     def __init__(self, seconds: float | None) -> None:
         self.deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
         self.stopped_at: str | None = None
         self._rows = 0
+        self._timed_out = False
 
     def spent(self, row_time: str | None) -> bool:
         if self.deadline is None:
             return False
+        if self._timed_out:
+            self._stop(row_time)
+            return True
         self._rows += 1
         if self._rows % self.CHECK_EVERY or time.monotonic() < self.deadline:
             return False
+        self._stop(row_time)
+        return True
+
+    def search(self, regex: UserRegex, text: str, row_time: str | None) -> re.Match[str] | None:
+        """``regex`` searched in one row's ``text``, stopped at the deadline.
+
+        A match cut off by the deadline counts as no match, and the row as the
+        first one not searched; the next ``spent`` says stop. Every row gets
+        at least ``MIN_ROW_S``, so rows up to the next clock check are still
+        searched (a budget spent on the query itself still finds the newest
+        hits), and the overshoot stays under ``MIN_ROW_S`` plus ordinary rows.
+        """
+        if self.deadline is None:
+            return regex.search(text)
+        left = max(self.MIN_ROW_S, self.deadline - time.monotonic())
+        try:
+            return regex.search(text, left)
+        except TimeoutError:
+            self._timed_out = True
+            self._stop(row_time)
+            return None
+
+    def _stop(self, row_time: str | None) -> None:
         # Messages and summaries are scanned one after the other: keep the
         # newer of the two stopping points, the one a user can trust.
         if self.stopped_at is None or (row_time or "") > self.stopped_at:
             self.stopped_at = row_time or ""
-        return True

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lossless.engine.operators import owners
+from lossless import owners
 from lossless.engine.operators.answers import SchemaCheck, loads_bounded
 from lossless.engine.operators.llm_map import ItemAnswer, answer_item
 from lossless.engine.operators.pricing import estimate_cost

@@ -232,6 +232,20 @@ class Context(Repo):
         )
         return int(row["n"]) if row else 0
 
+    def remove_messages(
+        self, conversation_id: int, message_ids: Sequence[int]
+    ) -> builtins.list[int]:
+        if not message_ids:
+            return []
+        with self.s._atomic() as conn:
+            lock_conversation(conn, conversation_id)
+            cur = conn.execute(
+                "DELETE FROM context_items WHERE conversation_id = %s AND item_type = 'message' "
+                "AND message_id = ANY(%s) RETURNING message_id",
+                [conversation_id, builtins.list(dict.fromkeys(message_ids))],
+            )
+            return sorted(int(r["message_id"]) for r in cur.fetchall())
+
     def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
         for item in items:
             check_text(item.summary_id, "summary id")

@@ -40,6 +40,17 @@ class Files(Repo):
         )
         return [to_large_file(r) for r in rows]
 
+    def list_all(self, conversation_ids: Sequence[int] | None = None) -> builtins.list[LargeFile]:
+        if conversation_ids is None:
+            return [to_large_file(r) for r in self.s._q("SELECT * FROM large_files ORDER BY id")]
+        return [
+            to_large_file(r)
+            for r in self.s._q(
+                "SELECT * FROM large_files WHERE conversation_id = ANY(%s) ORDER BY id",
+                [builtins.list(dict.fromkeys(conversation_ids))],
+            )
+        ]
+
     def restore(self, large_file: LargeFile) -> bool:
         f = large_file
         inputs.restored_file(f)

@@ -334,6 +334,19 @@ class Messages(Repo):
             )
         }
 
+    def native_records_by_key(
+        self, conversation_id: int, keys: Sequence[str]
+    ) -> dict[str, NativeRecord]:
+        if not keys:
+            return {}
+        return {
+            r["native_key"]: rows.native_record(r, r["raw"])
+            for r in self.s._q(
+                "SELECT * FROM native_records WHERE conversation_id = %s AND native_key = ANY(%s)",
+                [conversation_id, list(dict.fromkeys(keys))],
+            )
+        }
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")

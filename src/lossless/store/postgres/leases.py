@@ -7,6 +7,7 @@ from lossless.errors import (
 )
 from lossless.store.contract import (
     Lease,
+    LeaseHolder,
 )
 from lossless.store.postgres.repository import Conn, Repo
 from lossless.store.rows import (
@@ -34,13 +35,13 @@ class Leases(Repo):
             ).fetchone()
             assert row is not None
             if row["owner"] == owner and row["live"]:
-                fence_sql = "fence"
+                fence_sql, since_sql = "fence", "acquired_at"
             elif row["owner"] is None or not row["live"]:
-                fence_sql = "nextval('lease_fences')"
+                fence_sql, since_sql = "nextval('lease_fences')", "clock_timestamp()"
             else:
                 return None
             updated = conn.execute(
-                f"UPDATE leases SET owner = %s, fence = {fence_sql}, "
+                f"UPDATE leases SET owner = %s, fence = {fence_sql}, acquired_at = {since_sql}, "
                 "expires_at = clock_timestamp() + make_interval(secs => %s) "
                 "WHERE conversation_id = %s "
                 "RETURNING fence, extract(epoch FROM expires_at)::float8 AS expires",
@@ -68,6 +69,35 @@ class Leases(Repo):
                 "WHERE conversation_id = %s AND owner = %s AND fence = %s",
                 [lease.conversation_id, lease.owner, lease.fence],
             )
+
+    def holder(self, conversation_id: int) -> LeaseHolder | None:
+        row = self.s._q1(
+            "SELECT owner, fence, extract(epoch FROM acquired_at)::float8 AS since, "
+            "extract(epoch FROM expires_at)::float8 AS expires FROM leases "
+            "WHERE conversation_id = %s AND owner IS NOT NULL AND expires_at > clock_timestamp()",
+            [conversation_id],
+        )
+        if row is None:
+            return None
+        return LeaseHolder(row["owner"], int(row["fence"]), row["since"], float(row["expires"]))
+
+    def take_over(
+        self, conversation_id: int, holder: LeaseHolder, owner: str, ttl_s: float
+    ) -> Lease | None:
+        check_text(owner, "lease owner")
+        with self.s._atomic() as conn:
+            # Compare and swap on (owner, fence): only the holder judged dead is replaced.
+            taken = conn.execute(
+                "UPDATE leases SET owner = %s, fence = nextval('lease_fences'), "
+                "acquired_at = clock_timestamp(), "
+                "expires_at = clock_timestamp() + make_interval(secs => %s) "
+                "WHERE conversation_id = %s AND owner = %s AND fence = %s "
+                "RETURNING fence, extract(epoch FROM expires_at)::float8 AS expires",
+                [owner, ttl_s, conversation_id, holder.owner, holder.fence],
+            ).fetchone()
+        if taken is None:
+            return None
+        return Lease(conversation_id, owner, int(taken["fence"]), float(taken["expires"]))
 
     def check(self, lease: Lease) -> None:
         # Inside a transaction the row lock is held until commit, so no one

@@ -226,7 +226,7 @@ class Search(Repo):
             for r in rows:
                 if budget.spent(r["at"]):
                     return True
-                found = regex.search(r["content"])
+                found = budget.search(regex, r["content"], r["at"])
                 if found is None:
                     continue
                 hits.append(

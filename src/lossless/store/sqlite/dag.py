@@ -216,6 +216,25 @@ class Context(Repo):
         )
         return int(row["n"]) if row else 0
 
+    def remove_messages(
+        self, conversation_id: int, message_ids: Sequence[int]
+    ) -> builtins.list[int]:
+        removed: builtins.list[int] = []
+        ids = builtins.list(dict.fromkeys(message_ids))
+        with self.s._atomic():
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                removed.extend(
+                    int(r[0])
+                    for r in self.db.execute(
+                        "DELETE FROM context_items WHERE conversation_id = ? "
+                        "AND item_type = 'message' "
+                        f"AND message_id IN ({','.join('?' * len(chunk))}) RETURNING message_id",
+                        [conversation_id, *chunk],
+                    ).fetchall()
+                )
+        return sorted(removed)
+
     def restore(self, conversation_id: int, items: Sequence[ContextItem]) -> None:
         for item in items:
             check_text(item.summary_id, "summary id")

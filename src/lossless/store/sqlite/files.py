@@ -40,6 +40,23 @@ class Files(Repo):
         )
         return [to_large_file(r) for r in rows]
 
+    def list_all(self, conversation_ids: Sequence[int] | None = None) -> builtins.list[LargeFile]:
+        if conversation_ids is None:
+            return [to_large_file(r) for r in self.s._q("SELECT * FROM large_files ORDER BY id")]
+        found: builtins.list[LargeFile] = []
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found.extend(
+                to_large_file(r)
+                for r in self.s._q(
+                    "SELECT * FROM large_files WHERE conversation_id IN "
+                    f"({','.join('?' * len(chunk))}) ORDER BY id",
+                    chunk,
+                )
+            )
+        return found
+
     def restore(self, large_file: LargeFile) -> bool:
         inputs.restored_file(large_file)
         f = large_file

@@ -357,6 +357,22 @@ class Messages(Repo):
             )
         return found
 
+    def native_records_by_key(
+        self, conversation_id: int, keys: Sequence[str]
+    ) -> dict[str, NativeRecord]:
+        found: dict[str, NativeRecord] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.s._q(
+                f"SELECT * FROM native_records WHERE conversation_id = ? "
+                f"AND native_key IN ({marks})",
+                [conversation_id, *chunk],
+            ):
+                found[r["native_key"]] = rows.native_record(r, unpack_raw(r["raw"]))
+        return found
+
     def count(self, conversation_id: int | None = None) -> int:
         if conversation_id is None:
             row = self.s._q1("SELECT count(*) AS n FROM messages")

@@ -9,6 +9,7 @@ from lossless.errors import (
 )
 from lossless.store.contract import (
     Lease,
+    LeaseHolder,
 )
 from lossless.store.rows import check_text
 from lossless.store.sqlite.repository import Repo
@@ -26,9 +27,9 @@ class Leases(Repo):
             if row is None:
                 fence = 1
                 self.db.execute(
-                    "INSERT INTO leases(conversation_id, owner, fence, expires_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    (conversation_id, owner, fence, now + ttl_s),
+                    "INSERT INTO leases(conversation_id, owner, fence, expires_at, acquired_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (conversation_id, owner, fence, now + ttl_s, now),
                 )
             elif row["owner"] == owner and row["expires_at"] > now:
                 fence = int(row["fence"])
@@ -39,8 +40,9 @@ class Leases(Repo):
             elif row["owner"] is None or row["expires_at"] <= now:
                 fence = int(row["fence"]) + 1
                 self.db.execute(
-                    "UPDATE leases SET owner = ?, fence = ?, expires_at = ? WHERE conversation_id = ?",
-                    (owner, fence, now + ttl_s, conversation_id),
+                    "UPDATE leases SET owner = ?, fence = ?, expires_at = ?, acquired_at = ? "
+                    "WHERE conversation_id = ?",
+                    (owner, fence, now + ttl_s, now, conversation_id),
                 )
             else:
                 return None
@@ -63,6 +65,34 @@ class Leases(Repo):
                 "WHERE conversation_id = ? AND owner = ? AND fence = ?",
                 (lease.conversation_id, lease.owner, lease.fence),
             )
+
+    def holder(self, conversation_id: int) -> LeaseHolder | None:
+        row = self.s._q1(
+            "SELECT owner, fence, acquired_at, expires_at FROM leases "
+            "WHERE conversation_id = ? AND owner IS NOT NULL AND expires_at > ?",
+            (conversation_id, time.time()),
+        )
+        if row is None:
+            return None
+        return LeaseHolder(
+            row["owner"], int(row["fence"]), row["acquired_at"], float(row["expires_at"])
+        )
+
+    def take_over(
+        self, conversation_id: int, holder: LeaseHolder, owner: str, ttl_s: float
+    ) -> Lease | None:
+        check_text(owner, "lease owner")
+        now = time.time()
+        with self.s._atomic():
+            # Compare and swap on (owner, fence): only the holder judged dead is replaced.
+            taken = self.db.execute(
+                "UPDATE leases SET owner = ?, fence = fence + 1, expires_at = ?, acquired_at = ? "
+                "WHERE conversation_id = ? AND owner = ? AND fence = ? RETURNING fence",
+                (owner, now + ttl_s, now, conversation_id, holder.owner, holder.fence),
+            ).fetchone()
+        if taken is None:
+            return None
+        return Lease(conversation_id, owner, int(taken[0]), now + ttl_s)
 
     def check(self, lease: Lease) -> None:
         row = self.s._q1(

@@ -218,7 +218,7 @@ class Search(Repo):
             for r in self.db.execute(sql, [*pre_params, *params]):
                 if budget.spent(r["created_at"]):
                     break
-                found = regex.search(r["content"])
+                found = budget.search(regex, r["content"], r["created_at"])
                 if found is None:
                     continue
                 hits.append(
@@ -353,7 +353,7 @@ class Search(Repo):
         ):
             if budget.spent(r["latest_at"]):
                 break
-            found = regex.search(r["content"])
+            found = budget.search(regex, r["content"], r["latest_at"])
             if found is None:
                 continue
             hits.append(
