@@ -110,13 +110,13 @@ class Vectors(Repo):
             for v in vectors
         ]
         with self.s._atomic():
-            before = self.db.total_changes
-            self.db.executemany(
+            # rowcount, not total_changes: the counting trigger's writes are not additions.
+            cursor = self.db.executemany(
                 "INSERT OR IGNORE INTO embeddings (model, kind, ref, chunk, conversation_id, "
                 "vector) VALUES (?, ?, ?, ?, ?, ?)",
                 encoded,
             )
-            return self.db.total_changes - before
+            return max(0, cursor.rowcount)
 
     def nearest(
         self,
