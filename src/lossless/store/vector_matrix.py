@@ -70,9 +70,14 @@ class VectorMatrix:
         self.last_row_id = max(self.last_row_id, rows[-1].row_id)
 
     def scores(self, query: Sequence[float]) -> Any:
-        """Cosine of ``query`` (a unit vector) with every row."""
+        """Cosine of ``query`` (a unit vector) with every row.
+
+        einsum, not ``@``: a matrix-vector product is memory-bound, and BLAS
+        threads waking on a busy machine cost tens of milliseconds (measured:
+        56 ms for 2,000 rows with OpenBLAS's threads, 0.07 ms without).
+        """
         np = self._np
-        return self.matrix @ np.asarray(query, dtype=np.float32)
+        return np.einsum("ij,j->i", self.matrix, np.asarray(query, dtype=np.float32))
 
     def best(
         self,
@@ -145,7 +150,7 @@ class VectorMatrix:
         if not rows:
             return {}
         index = np.asarray(rows)
-        scores = self.matrix[index] @ np.asarray(query, dtype=np.float32)
+        scores = np.einsum("ij,j->i", self.matrix[index], np.asarray(query, dtype=np.float32))
         out: dict[tuple[str, str], float] = {}
         for i, score in zip(rows, scores, strict=True):
             key = (self.kinds[i], self.refs[i])
