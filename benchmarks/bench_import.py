@@ -40,6 +40,8 @@ import common
 
 TARGET_MSGS_PER_S = 20_000
 TARGET_RSS_MB = 300.0
+TARGET_SIZE_RATIO = 1.5
+TARGET_VS_FLOOR = 1.5
 
 # --------------------------------------------------------------------------- corpus
 
@@ -645,7 +647,9 @@ def measure(
     )
 
 
-def report(rows: list[Measured], baseline: Measured | None) -> None:
+def report(rows: list[Measured], baseline: Measured | None, floor: Measured | None = None) -> None:
+    """``baseline``: bare sqlite3 without an index; ``floor``: bare sqlite3 with
+    the word index lcm's import builds (issue 17's import target: <= 1.5x it)."""
     if not rows:
         return
     table: list[list[object]] = []
@@ -665,8 +669,10 @@ def report(rows: list[Measured], baseline: Measured | None) -> None:
                 common.median(row.rss_mb),
                 max(row.rss_mb),
                 row.db_bytes / common.MB,
+                f"{row.db_bytes / row.bytes_in:.2f}",
                 f"{seconds / baseline.median_s:.1f}x" if baseline else "-",
                 f"{cpu / common.median(baseline.cpu_s):.1f}x" if baseline else "-",
+                f"{cpu / common.median(floor.cpu_s):.2f}x" if floor else "-",
                 len(runs),
             ]
         )
@@ -691,8 +697,10 @@ def report(rows: list[Measured], baseline: Measured | None) -> None:
             "RSS MB (median)",
             "RSS MB (max)",
             "db MB",
+            "db/input",
             "wall vs raw",
             "CPU vs raw",
+            "CPU vs floor",
             "runs",
         ],
         table,
@@ -772,7 +780,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
         report(rows, None)
-        report(generated, baseline)
+        floor = generated[len(BASELINES) - 1] if baseline is not None else None
+        report(generated, baseline, floor)
         lcm = generated[-1]
         rate = lcm.messages / lcm.median_s
         cpu_rate = lcm.messages / common.median(lcm.cpu_s)
@@ -783,6 +792,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{cpu_rate:,.0f} per CPU second); peak RSS <= {TARGET_RSS_MB:.0f} MB: "
             f"{'met' if rss <= TARGET_RSS_MB else 'MISSED'} ({rss:.0f} MB)"
         )
+        ratio = lcm.db_bytes / lcm.bytes_in
+        print(
+            f"store size <= {TARGET_SIZE_RATIO}x the input (both indexes): "
+            f"{'met' if ratio <= TARGET_SIZE_RATIO else 'MISSED'} ({ratio:.2f}x generated"
+            + (f", {rows[0].db_bytes / rows[0].bytes_in:.2f}x real)" if rows else ")")
+        )
+        if floor is not None:
+            vs_floor = common.median(lcm.cpu_s) / common.median(floor.cpu_s)
+            print(
+                f"import CPU <= {TARGET_VS_FLOOR}x bare sqlite3 with the word index: "
+                f"{'met' if vs_floor <= TARGET_VS_FLOOR else 'MISSED'} ({vs_floor:.2f}x)"
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import statistics
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +46,7 @@ from tests.summarize.model_server import base_url as model_base_url
 from lossless.engine.assembly import render_summary
 from lossless.injection import Neutralized, escape_markup
 from lossless.models import Summary
-from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX
+from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX, quote_block
 from lossless.summarize import (
     ExtractiveSummarizer,
     Summarizer,
@@ -200,6 +202,12 @@ def deframed(shown: str) -> str:
     return _flat(inner)
 
 
+def reaches_context(core: str, shown: str) -> bool:
+    """Whether ``core`` is shown as written (not withheld, not escaped), in
+    or out of an attribution."""
+    return _flat(core) in deframed(shown)
+
+
 def outside_attributions(shown: str) -> str:
     """What of the shown summary is *not* inside an attribution: where an
     instruction would still stand in the instruction position."""
@@ -255,7 +263,7 @@ def measure(
             outcome = run(summarizer, entry)
         # Reaches the context as written (not withheld, not escaped), in or out
         # of an attribution.
-        live = _flat(entry.core) in deframed(outcome.shown)
+        live = reaches_context(entry.core, outcome.shown)
         in_summary = _flat(entry.core) in _flat(outcome.summary)
         exposed = live and in_instruction_position(entry.core, outcome.shown)
         for key in (entry.split, "all"):
@@ -296,6 +304,43 @@ def measure(
                 f"{path}: benign {entry.id} ({entry.split}) was not kept: {outcome.summary[:160]!r}"
             )
     return tallies
+
+
+def rendering_cost() -> str:
+    """What the quoted rendering adds to assembly: every corpus entry's
+    transcript rendered as one summary, cold (cache cleared) and warm, against
+    escaping alone, medians of 5 runs."""
+    texts = [transcript(e) for e in (*PAYLOADS, *BENIGN)]
+    kib = sum(len(t.encode()) for t in texts) / 1024
+
+    def median_ms(fn: Any) -> float:
+        runs = []
+        for _ in range(5):
+            quote_block.cache_clear() if fn is cold else None
+            start = time.perf_counter()
+            fn()
+            runs.append((time.perf_counter() - start) * 1000)
+        return statistics.median(runs)
+
+    def escaped() -> None:
+        for t in texts:
+            escape_markup(t)
+
+    def cold() -> None:
+        for t in texts:
+            quote_block(t)
+
+    def warm() -> None:
+        for t in texts:
+            quote_block(t)
+
+    cold()
+    base, first, again = median_ms(escaped), median_ms(cold), median_ms(warm)
+    return (
+        f"rendering {len(texts)} summaries ({kib:.0f} KiB): escaping only {base:.1f} ms, "
+        f"quoted rendering {first:.1f} ms cold ({first / kib:.2f} ms/KiB, {first / base:.0f}x), "
+        f"{again:.1f} ms cached"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
                 for split in (*SPLITS, "all"):
                     if enabled or split == "all":
                         print(tallies[split].row(f"{label} ({split})"))
+    print()
+    print(rendering_cost())
     if args.show_misses and misses:
         print()
         print("\n".join(misses))

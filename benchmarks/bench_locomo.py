@@ -1,16 +1,25 @@
-"""LoCoMo evidence retrieval with ``full_text`` grep: the baseline search must beat.
+"""LoCoMo evidence recall of ``lcm search --all-projects``, per category.
 
-For each of the 10 conversations of ``../shared/data/locomo/locomo10.json``:
+The construction (issue 13), for the 10 conversations of
+``../shared/data/locomo/locomo10.json``:
 
-- every turn becomes one message (speaker_a -> ``user``, speaker_b ->
-  ``assistant``) with ``ingest_key`` = its ``dia_id`` (``D1:3``) and metadata
-  ``{dia_id, speaker, session}``; ``created_at`` is the session's
-  ``date_time``. A shared image's ``blip_caption`` is appended to the text as
-  ``[image: <caption>]`` (the turn's only description of the image);
-- every QA question is run as ``engine.grep(question, mode="full_text",
-  scope="messages", conversation=<that conversation>, limit=10)``;
-- a question's recall@k is the fraction of its evidence ``dia_id``s among the
-  top k hits; the table averages it over questions, overall and per category.
+- each conversation is written as one generic JSONL file, one message per
+  turn (speaker_a -> ``user``, speaker_b -> ``assistant``), content
+  ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"`` when the turn
+  shared a photo, ``created_at`` its session's date, and the turn's
+  ``dia_id`` as an extra key (kept in the message's metadata); the ten files
+  are imported into one store as ``lcm import --kind generic`` does;
+- every question with evidence (1,982) is searched across the whole store,
+  as ``lcm search "<question>" --all-projects`` does (``recall.search_all``
+  with no project and the command's default limit, 20), and its message hits
+  are kept in order;
+- a question is recalled at k when ANY of its evidence turns is among its
+  first k message hits (any@k); the share of its evidence turns in the first
+  k (recall@k) is printed beside it.
+
+Methods (columns) are run on the same store in one run:
+
+- ``full-text``: ``search_all`` over the lexical (full-text) index only.
 
 Evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``,
 ``"D8:6; D9:17"`` -> two ids); ids that name no turn are dropped and a question
@@ -19,8 +28,8 @@ left with no evidence is not scored (both are counted in the output).
 Usage::
 
     .venv/bin/python benchmarks/bench_locomo.py
-    .venv/bin/python benchmarks/bench_locomo.py --speaker-prefix   # "Caroline: ..." content
     .venv/bin/python benchmarks/bench_locomo.py --quick            # 2 conversations
+    .venv/bin/python benchmarks/bench_locomo.py --json out.json    # every question's hits
 """
 
 from __future__ import annotations
@@ -31,13 +40,16 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import common
+
+if TYPE_CHECKING:
+    from lossless import Engine
 
 LOCOMO = common.DATA / "locomo" / "locomo10.json"
 KS = (5, 10)
@@ -48,6 +60,23 @@ CATEGORY_NAMES = {
     4: "single-hop",
     5: "adversarial",
 }
+
+# lcm search's default --limit: the page whose first k message hits are scored.
+SEARCH_LIMIT = 20
+
+# A method: (engine, question, limit) -> the message ids of its hits, best first.
+Method = Callable[["Engine", str, int], list[int]]
+
+
+def full_text_only(engine: Engine, question: str, limit: int) -> list[int]:
+    """``lcm search QUESTION --all-projects``: history and memory, lexical ranking."""
+    from lossless.engine import recall
+
+    hits = recall.search_all(engine.store, question, project=None, limit=limit)
+    return [int(h.id) for h in hits if h.kind == "message"]
+
+
+METHODS: dict[str, Method] = {"full-text": full_text_only}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +89,20 @@ class Turn:
 
 
 @dataclass(slots=True)
-class Scored:
+class Question:
     sample_id: str
     category: int
     question: str
     evidence: list[str]
-    found: list[str]  # dia_ids of the hits, best first
-    ms: float
+    found: dict[str, list[str]] = field(default_factory=dict)  # method -> dia_ids, best first
+    ms: dict[str, float] = field(default_factory=dict)
 
-    def recall(self, k: int) -> float:
-        top = set(self.found[:k])
+    def recall(self, method: str, k: int) -> float:
+        top = set(self.found[method][:k])
         return sum(1 for e in self.evidence if e in top) / len(self.evidence)
 
-    def any_hit(self, k: int) -> float:
-        top = set(self.found[:k])
+    def any_hit(self, method: str, k: int) -> float:
+        top = set(self.found[method][:k])
         return 1.0 if any(e in top for e in self.evidence) else 0.0
 
 
@@ -108,97 +137,135 @@ def turns_of(sample: dict[str, Any]) -> list[Turn]:
     for number in sessions:
         created = session_time(conversation[f"session_{number}_date_time"])
         for turn in conversation[f"session_{number}"]:
-            text = turn["text"]
+            text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text = f"{text} [image: {turn['blip_caption']}]"
             turns.append(Turn(turn["dia_id"], turn["speaker"], text, number, created))
     return turns
 
 
-def run(
-    samples: list[dict[str, Any]], home: Path, speaker_prefix: bool
-) -> tuple[list[Scored], dict[str, float]]:
-    from lossless import Engine
-    from lossless.models import NewMessage
+def write_jsonl(sample: dict[str, Any], folder: Path) -> Path:
+    """The conversation as a generic JSONL file, one message per turn."""
+    speaker_a = sample["conversation"]["speaker_a"]
+    path = folder / f"{sample['sample_id']}.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for t in turns_of(sample):
+            line = {
+                "role": "user" if t.speaker == speaker_a else "assistant",
+                "content": t.text,
+                "created_at": t.created_at,
+                "dia_id": t.dia_id,
+            }
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
 
-    scored: list[Scored] = []
-    stats = {"turns": 0.0, "ingest_s": 0.0, "unscored": 0.0, "dropped_ids": 0.0}
-    with Engine.open(home) as engine:
+
+def run(
+    samples: list[dict[str, Any]], home: Path, methods: dict[str, Method]
+) -> tuple[list[Question], dict[str, float]]:
+    from lossless import Engine
+
+    stats = {"turns": 0.0, "import_s": 0.0, "unscored": 0.0, "dropped_ids": 0.0}
+    files = home / "jsonl"
+    files.mkdir()
+    paths = [write_jsonl(sample, files) for sample in samples]
+    questions: list[Question] = []
+    with Engine.open(home / "lcm") as engine:
+        importer = engine.importer(defer_substring_index=True)
+        results, seconds = common.timed(
+            lambda: [importer.import_file(p, "generic", final=True) for p in paths]
+        )
+        engine.build_search_index()
+        stats["import_s"] = seconds
+        dia_of: dict[int, str] = {}
+        sample_of: dict[int, str] = {}
+        known: dict[str, set[str]] = {}
+        for sample, result in zip(samples, results, strict=True):
+            if result.error or result.conversation_id is None:
+                raise SystemExit(f"import of {result.path} failed: {result.error}")
+            messages = engine.store.messages.list(result.conversation_id)
+            for m in messages:
+                dia_of[m.id] = str((m.metadata or {})["dia_id"])
+                sample_of[m.id] = sample["sample_id"]
+            known[sample["sample_id"]] = {dia_of[m.id] for m in messages}
+            stats["turns"] += len(messages)
         for sample in samples:
-            speaker_a = sample["conversation"]["speaker_a"]
-            turns = turns_of(sample)
-            messages = [
-                NewMessage(
-                    role="user" if t.speaker == speaker_a else "assistant",
-                    content=f"{t.speaker}: {t.text}" if speaker_prefix else t.text,
-                    created_at=t.created_at,
-                    ingest_key=t.dia_id,
-                    metadata={"dia_id": t.dia_id, "speaker": t.speaker, "session": t.session},
-                )
-                for t in turns
-            ]
-            chat = engine.conversation(sample["sample_id"], project="locomo", client="locomo")
-            ids, seconds = common.timed(lambda c=chat, m=messages: c.ingest(m))  # type: ignore[misc]
-            stats["turns"] += len(ids)
-            stats["ingest_s"] += seconds
-            dia_of = {message_id: t.dia_id for message_id, t in zip(ids, turns, strict=True)}
-            known = set(dia_of.values())
             for qa in sample["qa"]:
                 evidence = normalize_evidence(qa.get("evidence", []))
-                kept = [e for e in evidence if e in known]
+                kept = [e for e in evidence if e in known[sample["sample_id"]]]
                 stats["dropped_ids"] += len(evidence) - len(kept)
                 if not kept:
                     stats["unscored"] += 1
                     continue
-                hits, seconds = common.timed(
-                    lambda q=qa["question"], c=chat.id: engine.grep(  # type: ignore[misc]
-                        q, mode="full_text", scope="messages", conversation=c, limit=max(KS)
-                    )
+                questions.append(
+                    Question(sample["sample_id"], int(qa["category"]), qa["question"], kept)
                 )
-                scored.append(
-                    Scored(
-                        sample_id=sample["sample_id"],
-                        category=int(qa["category"]),
-                        question=qa["question"],
-                        evidence=kept,
-                        found=[dia_of[int(h.id)] for h in hits],
-                        ms=seconds * 1000,
-                    )
+        for name, method in methods.items():
+            for q in questions:
+                ids, seconds = common.timed(
+                    lambda m=method, text=q.question: m(engine, text, SEARCH_LIMIT)  # type: ignore[misc]
                 )
-    return scored, stats
+                # Evidence is within the question's own conversation: a hit in
+                # another one only takes a place in the top k.
+                q.found[name] = [
+                    dia_of[i] if sample_of[i] == q.sample_id else f"{sample_of[i]}/{dia_of[i]}"
+                    for i in ids
+                ]
+                q.ms[name] = seconds * 1000
+    return questions, stats
 
 
-def summarize(label: str, items: list[Scored]) -> list[object]:
-    row: list[object] = [label, len(items)]
-    for k in KS:
-        row.append(sum(s.recall(k) for s in items) / len(items) if items else float("nan"))
-    for k in KS:
-        row.append(sum(s.any_hit(k) for s in items) / len(items) if items else float("nan"))
-    row.append(common.median([s.ms for s in items]))
-    return row
-
-
-def report(scored: list[Scored], stats: dict[str, float], speaker_prefix: bool) -> None:
-    rows = [
-        summarize(f"{c} ({CATEGORY_NAMES[c]})", [s for s in scored if s.category == c])
+def report(questions: list[Question], stats: dict[str, float], methods: Sequence[str]) -> None:
+    groups = [
+        (f"{c} ({CATEGORY_NAMES[c]})", [q for q in questions if q.category == c])
         for c in sorted(CATEGORY_NAMES)
     ]
-    rows.append(summarize("overall", scored))
-    rows.append(summarize("overall excl. 5", [s for s in scored if s.category != 5]))
+    groups.append(("overall", questions))
+    headers = ["category", "questions"]
+    for name in methods:
+        headers += [f"{name} any@5", f"{name} any@10"]
+    for name in methods:
+        headers += [f"{name} recall@5", f"{name} recall@10"]
+    rows: list[list[object]] = []
+    for label, items in groups:
+        row: list[object] = [label, len(items)]
+        for name in methods:
+            row += [_mean(q.any_hit(name, k) for q in items) for k in KS]
+        for name in methods:
+            row += [_mean(q.recall(name, k) for q in items) for k in KS]
+        rows.append(row)
     common.print_table(
-        ["category", "questions", "recall@5", "recall@10", "any@5", "any@10", "median ms"],
+        headers,
         rows,
         title=(
-            "LoCoMo evidence retrieval, full_text grep per conversation "
-            f"(content: {'speaker-prefixed text' if speaker_prefix else 'turn text'}; "
-            "any@k = share of questions with at least one evidence turn in the top k)"
+            "LoCoMo evidence recall of lcm search --all-projects (one store, 10 conversations; "
+            "any@k = share of questions with at least one evidence turn among the first k "
+            "message hits; recall@k = share of a question's evidence turns there)"
         ),
     )
+    print()
+    common.print_table(
+        ["method", "median ms", "p95 ms"],
+        [
+            [
+                name,
+                common.median([q.ms[name] for q in questions]),
+                common.percentile([q.ms[name] for q in questions], 95),
+            ]
+            for name in methods
+        ],
+        title="search latency per question (in-process)",
+    )
     print(
-        f"\n{int(stats['turns']):,} turns ingested in {stats['ingest_s']:.2f} s; "
-        f"{len(scored):,} questions scored, {int(stats['unscored'])} unscored (no evidence id, "
+        f"\n{int(stats['turns']):,} turns imported in {stats['import_s']:.2f} s; "
+        f"{len(questions):,} questions scored, {int(stats['unscored'])} unscored (no evidence id, "
         f"or none names a turn), {int(stats['dropped_ids'])} evidence ids dropped (name no turn)"
     )
+
+
+def _mean(values: Any) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else float("nan")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,35 +273,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=LOCOMO, help="locomo10.json")
-    parser.add_argument(
-        "--speaker-prefix", action="store_true", help='store turns as "<speaker>: <text>"'
-    )
     parser.add_argument("--quick", action="store_true", help="first 2 conversations only")
+    parser.add_argument(
+        "--method",
+        action="append",
+        choices=sorted(METHODS),
+        help="run only this method (repeatable; default: all)",
+    )
     parser.add_argument("--json", type=Path, help="also write every scored question here")
     args = parser.parse_args(argv)
 
+    if not args.data.exists():
+        print(f"LoCoMo data not found at {args.data}: nothing to measure", file=sys.stderr)
+        return 2
     common.print_machine()
     samples: list[dict[str, Any]] = json.loads(args.data.read_text(encoding="utf-8"))
     if args.quick:
         samples = samples[:2]
+    methods = {name: METHODS[name] for name in (args.method or METHODS)}
     home = Path(tempfile.mkdtemp(prefix="lcm-locomo-"))
     try:
-        scored, stats = run(samples, home, args.speaker_prefix)
+        questions, stats = run(samples, home, methods)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    report(scored, stats, args.speaker_prefix)
+    report(questions, stats, list(methods))
     if args.json:
         args.json.write_text(
             json.dumps(
                 [
                     {
-                        "sample_id": s.sample_id,
-                        "category": s.category,
-                        "question": s.question,
-                        "evidence": s.evidence,
-                        "found": s.found,
+                        "sample_id": q.sample_id,
+                        "category": q.category,
+                        "question": q.question,
+                        "evidence": q.evidence,
+                        "found": q.found,
                     }
-                    for s in scored
+                    for q in questions
                 ],
                 indent=1,
             )

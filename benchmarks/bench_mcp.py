@@ -9,6 +9,9 @@ first ``lcm_grep`` call sent at once after it (it waits for the SDK to load);
 then that call and a second one request -> answer, then stdin is closed and
 the time to the process's exit taken. The tool list is the cached one (the
 warm-up run fills the cache), as on every start but a new version's first.
+Each spawn is made twice: the first call sent at once after ``tools/list``
+(the worst case: the server has had no time), and sent ``--think-ms`` later
+(a client waiting for its model's first answer before it calls a tool).
 The interpreter floor (``python3 -c pass``, spawn to exit) is measured in the
 same run, interleaved, so the ratio shows what is ours.
 
@@ -71,7 +74,7 @@ def answer(pipe: IO[bytes], request_id: int) -> dict[str, Any]:
             return dict(message["result"])
 
 
-def one_run(home: Path, project: Path) -> dict[str, float]:
+def one_run(home: Path, project: Path, think_s: float = 0.0) -> dict[str, float]:
     env = {**os.environ, "LCM_HOME": str(home)}
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -105,6 +108,7 @@ def one_run(home: Path, project: Path) -> dict[str, float]:
     t_list = time.perf_counter() - start
     assert any(t["name"] == "lcm_grep" for t in tools)
     calls = []
+    time.sleep(think_s)
     for request_id, pattern in ((2, "update_decoder"), (3, "FAILED")):
         sent = time.perf_counter()
         send(
@@ -128,7 +132,7 @@ def one_run(home: Path, project: Path) -> dict[str, float]:
         "initialize": t_init,
         "tools/list": t_list,
         "first call answered": t_first,
-        "first call": calls[0],
+        "first call, sent at once": calls[0],
         "second call": calls[1],
         "exit after EOF": time.perf_counter() - closed,
     }
@@ -144,6 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument(
+        "--think-ms", type=float, default=300, help="Wait before the later first call."
+    )
     args = parser.parse_args(argv)
     common.print_machine()
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-mcp-"))
@@ -154,9 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         one_run(home, project)  # warm the page cache and the bytecode caches
         runs: list[dict[str, float]] = []
         floors: list[float] = []
+        later = f"first call, sent {args.think_ms:.0f} ms after tools/list"
         for _ in range(args.runs):
             floors.append(floor_run())
-            runs.append(one_run(home, project))
+            run = one_run(home, project)
+            run[later] = one_run(home, project, args.think_ms / 1000)["first call, sent at once"]
+            runs.append(run)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     floor = common.median(floors)
@@ -187,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     common.print_table(
         ["measure", "p50 ms", "p95 ms", "p50 / floor"],
         rows,
-        title=f"lcm mcp over stdio, {args.runs} spawns, store of {args.messages:,} messages",
+        title=f"lcm mcp over stdio, {args.runs} x 2 spawns, store of {args.messages:,} messages",
     )
     return 0
 

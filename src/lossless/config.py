@@ -48,6 +48,13 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("storage.backend", str, "sqlite", "Where history lives.", ("sqlite", "postgresql")),
     Setting(
+        "storage.size_cap_mb",
+        int,
+        0,
+        "Store size in MB to warn about from 90% on (lcm status, lcm doctor, once in "
+        "hooks.log); nothing is refused at the cap (0: no cap).",
+    ),
+    Setting(
         "postgres.url", str, "", "PostgreSQL URL (postgresql://user@host:5432/db).", secret=True
     ),
     Setting("postgres.ca_file", str, "", "CA certificate file for verified TLS to PostgreSQL."),
@@ -224,6 +231,10 @@ class Config:
     @property
     def storage_backend(self) -> str:
         return self._typed("storage.backend", str)
+
+    @property
+    def storage_size_cap_mb(self) -> int:
+        return self._typed("storage.size_cap_mb", int)
 
     @property
     def postgres_url(self) -> str:

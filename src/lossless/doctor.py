@@ -500,6 +500,21 @@ def check_store_and_worker(config: Config) -> list[Check]:
                 f"{stats.messages} messages, {stats.summaries} summaries",
             )
         )
+        cap_mb = config.storage_size_cap_mb
+        if cap_mb > 0:
+            from lossless.size_cap import size_cap_warning
+
+            size = int(info.get("bytes_on_disk", 0))
+            warning = size_cap_warning(size, cap_mb)
+            checks.append(
+                Check(
+                    "store",
+                    "size cap",
+                    "warn" if warning else "ok",
+                    warning or f"{size / 1e6:,.0f} MB of a {cap_mb:,} MB cap",
+                    "run `lcm gc`, or raise storage.size_cap_mb" if warning else None,
+                )
+            )
         migrations = info.get("migrations") or []
         checks.append(
             Check("store", "migrations", "ok", f"{len(migrations)} applied, ledger verified")

@@ -79,6 +79,7 @@ _INVISIBLE_RE = re.compile(
 )
 # Latin look-alikes from Cyrillic, Greek and a few symbol blocks (the letters
 # an attacker swaps in so "ignоre" no longer matches "ignore").
+_INTERLEAVED_RE = re.compile(r"[^\W\d_][\u200b\u200c\u2060\ufeff]+(?=[^\W\d_])")
 _CONFUSABLES = str.maketrans(
     {
         "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o",
@@ -100,15 +101,20 @@ _SPACED_RE = re.compile(r"\b(?:[a-z] ){3,}[a-z]\b")
 
 
 def _base(text: str) -> str:
-    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    # ASCII text has no compatibility forms or invisible characters to undo.
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
     if "&" in text:
         text = html.unescape(text)
     return re.sub(r"[^\S\n]+", " ", text).casefold()
 
 
 def _folded(base: str) -> str:
-    text = unicodedata.normalize("NFKD", base.translate(_CONFUSABLES))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_LEET)
+    if base.isascii():  # no homoglyphs, no accents: the common case, kept cheap
+        text = base.translate(_LEET)
+    else:
+        text = unicodedata.normalize("NFKD", base.translate(_CONFUSABLES))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_LEET)
     text = _SEPARATED_RE.sub(" ", text)
     return _SPACED_RE.sub(lambda m: m.group(0).replace(" ", ""), text)
 
@@ -191,7 +197,7 @@ _OBJECT = (
     r"commands you (?:were|have been) given|orders)"
 )
 _AI = (
-    r"(?:ai|a\.i\.|llm|llms|language models?|ai (?:assistant|agent|model|system)s?|assistants?|"
+    r"(?:ai|a\.i\.|llm|llms|language models?|ai (?:assistant|agent|model|system|helper|tool)s?|assistants?|"
     r"agents?|chat ?bots?|bots?|claude|chatgpt|gpt(?:-?\d\w*)?|codex|copilot|gemini|summari[sz]ers?|"
     r"(?:the |this )?model)"
 )
@@ -207,7 +213,7 @@ _DESTRUCTIVE = (
     r"|/(?:etc|usr|home|var|root|bin|boot|lib|opt|srv)/?(?=\s|$)|\"/\"|'/')"
     r"|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\s+[^\n]{0,40}\bof=/dev/(?:sd|nvme|hd|disk)|:\(\)\s*\{\s*:\|:&\s*\};:"
     r"|\bchmod\s+-r\s+0?777\s+/(?:\s|$)|>\s*/dev/sd[a-z]|\bshred\s+[^\n]{0,30}/dev/"
-    r"|\bdrop\s+(?:database|schema)\s+\w+|\bgit\s+push\s+(?:--force|-f)\s+\S+\s+(?:main|master)\b"
+    r"|\bgit\s+clean\s+-[a-z]*(?:fd|df|xf|fx)[a-z]*|\bgit\s+reset\s+--hard\s+origin/|\bdrop\s+(?:database|schema)\s+\w+|\bgit\s+push\s+(?:--force|-f)\s+\S+\s+(?:main|master)\b"
     r"|\bformat\s+c:|\bdel\s+/[sfq]\s+/[sfq]|\bremove-item\s+[^\n]{0,40}-recurse[^\n]{0,40}-force)"
 )
 _REMOTE_CODE = r"(?:\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\biex\s*\()"
@@ -226,7 +232,8 @@ _SEND = (
 _DESTINATION = (
     r"(?:https?://|\bftp://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:to|into|at|via)\s+(?:the |this |that |my |our )?"
     r"(?:url|endpoint|server|webhook|address|email|inbox|pastebin|gist|discord|telegram|slack channel|"
-    r"remote|attacker|collector|ip)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bngrok\b|\bwebhook\.site\b|\brequestbin\b)"
+    r"remote|attacker|collector|ip)\b|\b(?:to|into|at|via|on)\s+(?:our|my|this|that|their)\s+(?:[\w-]+\s+)?"
+    r"(?:portal|site|website|form|page|server|bucket|drive)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bngrok\b|\bwebhook\.site\b|\brequestbin\b)"
 )
 _CONCEAL = (
     r"(?:without (?:asking|telling|informing|notifying|alerting|confirming with|checking with|"
@@ -319,7 +326,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
         "address",
         rf"\b(?:any|every|all|each|the|dear|attention|for the|to the|hey)\s+(?:[\w-]+\s+)?{_AI}\b"
         r"(?:\s+(?:that|who|which)\s+(?:reads?|is reading|sees?|processes|parses)\s+this)?"
-        r"\s*[:,—-]\s*(?:please\s+)?(?:you\s+(?:must|should|need|have)\b|tell|say|ignore|disregard|forget|"
+        r"\s*[:,—-]\s*(?:please\s+|kindly\s+)?(?:you\s+(?:must|should|need|have)\b|tell|say|ignore|disregard|forget|"
         r"run|execute|send|upload|open|visit|delete|remove|replace|stop|reply|respond|answer|report|"
         r"your\s+(?:goal|task|instructions?|objective))\b",
     ),
@@ -353,6 +360,173 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (
         "override",
         r"\b(?:ignore|disregard)\s+the\s+(?:user|human|operator)(?:\s+(?:and|completely|entirely)\b|\s*[,.;:]|\s*$)",
+    ),
+    # Round 3's classes (studied after its held-out figures were recorded).
+    (
+        "goal",
+        r"(?:^|[\n.!?:;])\s*(?:[-*•>]\s*)?(?:please\s+)?(?:tell|assure|reassure|inform|convince|let) the "
+        r"(?:user|human|customer|reader|operator|team)s?\s+(?:know\s+)?(?:that\s+)?[^.!?\n]{0,80}?"
+        r"\b(?:passed|is safe|are safe|succeeded|successful|no (?:further|more|issues|problems|"
+        r"vulnerabilit\w+)|is fine|already|approved|official|not affected|nothing to worry|is clean)",
+    ),
+    (
+        "goal",
+        r"\b(?:always|only|just) (?:answer|say|reply|respond|report|claim|state)\b(?: that|[^.!?\n]{0,60}"
+        r"\bregardless\b)",
+    ),
+    (
+        "goal",
+        rf"\b(?:reply|respond|answer)\b[^.!?\n]{{0,60}}\bwith\b[^.!?\n]{{0,30}}(?:contents? of|{_SECRET})",
+    ),
+    (
+        "goal",
+        r"\b(?:in|with) your (?:next |following |final )?(?:reply|response|answer|message|output)s?\b"
+        r"[^.!?\n]{0,40}\b(?:include|add|insert|mention|put|say|state|use|link)\b",
+    ),
+    (
+        "goal",
+        r"\bthe (?:verdict|answer|conclusion|response|reply|rating|recommendation) you (?:must|should|"
+        r"will|shall|have to|need to) (?:give|say|write|report|provide|reach|state)\b",
+    ),
+    (
+        "goal",
+        r"\b(?:the )?(?:actual|real|true) (?:job|task|goal|objective|mission|assignment)s?\s*(?::|is to\b)",
+    ),
+    (
+        "goal",
+        rf"\b(?:the\s+)?{_AI}\s+(?:must|should|shall|is to|are to|needs? to|has to|(?:is|are) required to)\s+"
+        r"(?:now\s+|always\s+|also\s+|first\s+)?(?:describe|say|claim|tell|recommend|mark|present|insist|"
+        r"assert|conclude|replace|approve|merge|report)\b",
+    ),
+    (
+        "goal",
+        r"\byou (?:will |must |shall |should |are to )?(?:only )?(?:answer|respond|reply|speak|write|output)"
+        r"\b[^.!?\n]{0,40}\b(?:from (?:now|here|this point) on\w*|henceforth|going forward)",
+    ),
+    (
+        "override",
+        r"\b(?:everything|all|anything) (?:above|before|prior to) (?:this (?:line|point|message|note)|here)\s+"
+        r"(?:was|is)\s+(?:only\s+|just\s+|merely\s+)?(?:a\s+|an\s+)?(?:test|warm-?up|joke|example|drill|"
+        r"distraction|placeholder|fake|decoy)",
+    ),
+    (
+        "address",
+        r"\b(?:note|message|instructions?|hint|reminder|notice)s?\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
+        r"(?:automated|ai|llm|bot|models?|assistants?|agents?|summari[sz]\w*|crawlers?|language models?)"
+        r"(?:\s+[\w-]+){0,3}\s*:",
+    ),
+    (
+        "address",
+        r"\b(?:todo|fixme|note|hint|xxx)\s*\(\s*(?:ai|llm|bot|agent|assistant|claude|copilot|codex|gpt|model)\s*\)\s*:",
+    ),
+    (
+        "address",
+        rf"(?:^|[.!?]\s+|[\s>(\[])(?:for|to|attention,?)\s+(?:all\s+|any\s+|the\s+)?(?:{_AI})(?:\s+only)?\s*:\s*"
+        r"(?:please\s+)?(?:respond|reply|answer|ignore|always|never|do|don'?t|you|run|send|visit|open|"
+        r"include|say|tell|add|delete|remove|use)\b",
+    ),
+    (
+        "address",
+        r"\b(?:summary|summari[sz]ation|review|ai|chat|search) bots?\s*:",
+    ),
+    (
+        "address",
+        rf"\bnext (?:action|step|task|move) for (?:the\s+|this\s+|any\s+)?{_AI}\b",
+    ),
+    (
+        "conceal",
+        r"\b(?:do not|don'?t|never) (?:mention|reveal|repeat|quote|disclose|summari[sz]e|acknowledge) "
+        r"(?:this|these|the following) (?:paragraph|message|note|instructions?|text|line|section|comment|request)",
+    ),
+    (
+        "conceal",
+        r"\b(?:quietly|silently|secretly|covertly)\s+(?:remove|delete|disable|drop|bypass|skip|turn off|"
+        r"add|insert)\b",
+    ),
+    (
+        "authority",
+        r"\b(?:the )?(?:user|operator|owner|admin\w*|maintainers?|security team) (?:has|have) (?:already )?"
+        r"(?:agreed|approved|authori[sz]ed|consented|confirmed|signed off)\b[^.!?\n]{0,60}?[,:;—-]\s*"
+        r"(?:so\s+)?(?:please\s+|now\s+)?(?:go ahead|proceed|run|execute|delete|push|deploy|transfer|wipe|reset)",
+    ),
+    (
+        "override",
+        r"\bnew (?:top )?(?:priority|policy|requirement|directive|mandate)\b(?: from [\w ]{1,30}?)?\s*[:—-]",
+    ),
+    (
+        "exfiltrate",
+        rf"\b(?:should|must|will|needs? to|has to|is to)\s+(?:now\s+|first\s+|also\s+)?(?:open|read|cat|copy|"
+        rf"paste|send|upload|post|print|dump|include|attach)\b[^.!?\n]{{0,60}}{_SECRET}",
+    ),
+    # Round 4's classes (studied after its held-out figures were recorded).
+    (
+        "address",
+        r"\b(?:whoever|anyone|anybody|any (?:tool|program|system|reader)) (?:that |who )?(?:processes|reads|"
+        r"summari[sz]es|parses|sees|ingests|is reading|is summari[sz]ing) this\b",
+    ),
+    (
+        "goal",
+        r"\bto (?:include|put|add|state|mention|repeat) in (?:any|every|the|your) (?:summary|summaries|answer|"
+        r"reply|response|report)\b",
+    ),
+    (
+        "address",
+        r"(?:^|[.!?\n]\s*)(?:search engines|crawlers|bots|assistants|agents|llms|language models|ai models)"
+        r"(?: and [\w ]{1,20})?\s*:\s",
+    ),
+    (
+        "override",
+        r"\b(?:final|last|real|hidden|secret|additional|extra|true) instructions?\s*:",
+    ),
+    (
+        "goal",
+        r"\b(?:decode|decrypt|deobfuscate|translate) (?:it |this |the \w+ )?(?:and|then) (?:follow|obey|execute|run|do)\b",
+    ),
+    (
+        "goal",
+        r"\binstead of (?:fixing|doing|working on|answering|solving|reviewing) (?:the|your|this|that) "
+        r"(?:bug|task|request|question|issue|problem|code)\b",
+    ),
+    (
+        "goal",
+        r"\bthe (?:reply|response|answer|message) to the (?:user|customer|human)\b[^.!?\n]{0,30}\b(?:says?|states?|"
+        r"claims?|must|should|includes?)\b",
+    ),
+    (
+        "conceal",
+        r"\b(?:must not|should not|do not|don'?t|never) (?:reveal|mention|disclose|show) (?:this|the following) "
+        r"(?:step|action|part|instruction|request)\b",
+    ),
+    (
+        "exfiltrate",
+        rf"(?<!never )(?<!not )(?<!n't )(?<!avoid )\b(?:copy|paste|put|include|post|add|attach)\s+[^.!?\n]{{0,40}}{_SECRET}[^.!?\n]{{0,20}}\b(?:into|in|to)\s+"
+        r"(?:the\s+|a\s+|your\s+)?(?:pr|pull request|issue|commit|description|comment|readme|channel|chat|public)\b",
+    ),
+    (
+        "exfiltrate",
+        rf"\b(?:print|show|output|list|dump|echo|reveal|include)\s+(?:every|all|the|each|any)?\s*{_SECRET}"
+        r"[^.!?\n]{0,30}\b(?:in|into) your (?:reply|response|answer|output)",
+    ),
+    (
+        "address",
+        r"(?:^|//|#|--|/\*|\s)\s*(?:assistant|ai|agent|claude|copilot|llm|bot)\s*:[ \t]+(?:please\s+)?"
+        r"(?:overwrite|delete|remove|run|execute|send|upload|push|install|replace|ignore|disable|add|download|"
+        r"curl|wget|rm)\b",
+    ),
+    (
+        "command",
+        r"\b(?:grant|give|assign)\b[^.!?\n]{0,40}\b(?:owner|admin(?:istrator)?|root|superuser|full)\s+"
+        r"(?:rights|role|permissions?|access|privileges)\b[^.!?\n]{0,30}\b(?:whole|entire|all|every)\b",
+    ),
+    # A forged turn inside a line: a speaker label, then that speaker's words.
+    (
+        "role",
+        r"\b(?:assistant|ai)\s*:[ \t]+(?:i(?:'ll| will| am going to|'m going to| shall)|sure|ok(?:ay)?|"
+        r"certainly|of course|understood|yes|no problem|done)\b",
+    ),
+    (
+        "role",
+        r"\b(?:human|user)\s*:[ \t]+(?:ignore|disregard|forget|stop|now (?:delete|run|send|ignore))\b",
     ),
     # Forged authority.
     (
@@ -433,6 +607,11 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 # The same override and persona moves in other languages (word order varies,
 # so verb and object are matched in either order within a short window).
 _MULTILINGUAL: tuple[tuple[str, str], ...] = (
+    ("override", r"\btalimatlar\w*\s+(?:yok say|görmezden gel|unut)"),
+    (
+        "conceal",
+        r"(?:不要|别|不許|不许)(?:告诉|告訴|通知)(?:用户|用戶|使用者)|ユーザーに(?:言わ|知らせ)ないで|사용자에게 알리지 ?마",
+    ),
     (
         "override",
         r"\b(?:ignore[zrs]?|ignorez|oublie[zr]?|ne tenez pas compte d)\b[^.!?]{0,40}\b(?:instructions?|consignes?|directives?|règles)\b",
@@ -565,7 +744,7 @@ _COMMAND_RES: tuple[tuple[str, _LazyPattern], ...] = (
     (
         "command",
         _lazy(
-            rf"\b{_AI}\s*[,:]?\s+(?:you\s+)?(?:must|should|need to|have to|are required to|will now|shall|please|now)\s+(?:immediately\s+|first\s+)?(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|modify|edit|overwrite|disable|send|post|upload|email|commit)\b"
+            rf"\b{_AI}(?:\s+[\w-]+){{0,4}}?\s*[,:]?\s+(?:you\s+)?(?:must|should|need to|needs to|have to|has to|are required to|is required to|will now|shall|please|now)\s+(?:immediately\s+|first\s+)?(?:{_RUN}|delete|remove|wipe|erase|push|deploy|install|download|modify|edit|overwrite|disable|send|post|upload|email|commit)\b"
         ),
     ),
     (
@@ -705,6 +884,11 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     if not text or not text.strip():
         return []
     findings: list[Finding] = []
+    # Invisible characters between the letters of words: text hidden from a
+    # person reading it, there for a model to read.
+    interleaved = _INTERLEAVED_RE.findall(text)
+    if len(interleaved) >= 4:
+        findings.append(Finding("encoded", "zero-width characters inside words", "raw"))
     # Kinds matched in a readable view, reported speech included: the
     # compacted view only adds what spacing tricks hid from those.
     readable: set[str] = set()

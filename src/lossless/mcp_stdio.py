@@ -16,10 +16,17 @@ the client believes it is in.
 
 Other designs measured or considered: importing the SDK lazily inside its own
 ``initialize`` handler is impossible (the handler is the SDK); a hand-written
-JSON-RPC server would drop the SDK's validation and structured output; a
-cached ``tools/list`` would still leave the first tool call waiting for the
-SDK. What ``initialize`` says is pinned here and checked against the SDK's
-own answer by the tests (``tests/test_mcp_stdio.py``).
+JSON-RPC server would drop the SDK's validation and structured output, so the
+front answers only what it can answer exactly as the SDK would, and only
+until the SDK is up. What ``initialize`` says is pinned here and checked
+against the SDK's own answer by the tests (``tests/test_mcp_stdio.py``), the
+early tool answers likewise (``tests/test_mcp_early.py``).
+
+Tool calls that arrive while the SDK is still loading (a client may call as
+soon as it has the cached tool list) are answered by the front itself for
+the read-only tools (``lossless.mcp_early``): it opens the store in a thread
+right after ``initialize`` and hands the opened tools to the SDK, which
+serves every call once it answers the front's ``ping``.
 
 The front also ends the process when the client goes away: stdin closed
 (client exit) or the parent process gone, even while a tool call is running
@@ -28,6 +35,7 @@ The front also ends the process when the client goes away: stdin closed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -41,9 +49,15 @@ from lossless.mcp_identity import CAPABILITIES, HANDSHAKE_VERSIONS, INSTRUCTIONS
 
 if TYPE_CHECKING:
     from lossless.config import Config
+    from lossless.mcp_early import EarlyCalls
+    from lossless.mcp_tools import LcmTools
+
 PARENT_POLL_S = 1.0
 FIRST_LINE_WAIT_S = 0.5
 TOOLS_CACHE = "cache/mcp-tools-list.json"
+# The front's own request to the SDK, after the client's `initialized`: its
+# answer says the SDK serves calls now.
+READY_PING_ID = "lcm-front-sdk-ready"
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
@@ -80,12 +94,21 @@ class _Front:
     """The relays between the client's streams and the SDK's pipes."""
 
     def __init__(
-        self, client_in: IO[bytes], client_out: IO[bytes], tools_cache: ToolsCache | None
+        self,
+        client_in: IO[bytes],
+        client_out: IO[bytes],
+        tools_cache: ToolsCache | None,
+        open_tools: Callable[[], LcmTools] | None = None,
     ) -> None:
         self.client_in = client_in
         self.client_out = client_out
         self.tools_cache = tools_cache
+        self.open_tools = open_tools
+        self.early: EarlyCalls | None = None
+        self.early_started = threading.Event()
         self.write_lock = threading.Lock()
+        self.sdk_lock = threading.Lock()
+        self.sdk_in: IO[bytes] | None = None
         self.dropped_id: Any = None
         self.drop_pending = False
         self.list_ids: set[Any] = set()  # tools/list requests whose answers fill the cache
@@ -96,8 +119,45 @@ class _Front:
             self.client_out.write(data)
             self.client_out.flush()
 
+    def to_sdk(self, line: bytes) -> None:
+        assert self.sdk_in is not None
+        with self.sdk_lock:
+            self.sdk_in.write(line)
+            self.sdk_in.flush()
+
+    def _start_early(self) -> None:
+        """Open the tools in the background, for calls that come before the SDK."""
+        try:
+            if self.open_tools is None or self.tools_cache is None:
+                return
+            cached = self.tools_cache.load()
+            if cached is None:
+                return  # a new version's first start: the SDK answers everything
+            from lossless.mcp_early import EarlyCalls
+
+            schemas = {
+                tool["name"]: tool["inputSchema"]
+                for tool in cached["tools"]
+                if isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict)
+            }
+            self.early = EarlyCalls(self.open_tools, schemas, self.send, self._hand_over)
+            self.early.start()
+        finally:
+            self.early_started.set()
+
+    def _hand_over(self, line: bytes) -> None:
+        # The SDK side gone: the process is ending anyway.
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self.to_sdk(line)
+
+    def opened_tools(self) -> LcmTools | None:
+        """The tools the front opened early (None: it did not), for the SDK to use."""
+        self.early_started.wait(FIRST_LINE_WAIT_S)
+        return self.early.tools() if self.early is not None else None
+
     def client_to_sdk(self, sdk_in: IO[bytes]) -> None:
         """Answer a leading ``initialize``, then copy every line to the SDK; exit at EOF."""
+        self.sdk_in = sdk_in
         first = self.client_in.readline()
         if not first:
             _client_gone()
@@ -114,13 +174,17 @@ class _Front:
         finally:
             self.first_line.set()
         try:
-            sdk_in.write(first)
-            sdk_in.flush()
+            self._start_early()
+            self.to_sdk(first)
             for line in iter(self.client_in.readline, b""):
                 if self._answered_from_cache(line):
                     continue
-                sdk_in.write(line)
-                sdk_in.flush()
+                if self.early is not None and self.early.take(line):
+                    continue
+                self.to_sdk(line)
+                if self.early is not None and b'"notifications/initialized"' in line:
+                    ping = {"jsonrpc": "2.0", "id": READY_PING_ID, "method": "ping"}
+                    self.to_sdk(json.dumps(ping).encode() + b"\n")
         except (BrokenPipeError, ValueError):
             pass  # the SDK side ended: the process is ending anyway
         _client_gone()
@@ -154,6 +218,10 @@ class _Front:
             if self.drop_pending and self._answers_dropped(line):
                 self.drop_pending = False
                 continue
+            if READY_PING_ID.encode() in line and self._answers_ready_ping(line):
+                if self.early is not None:
+                    self.early.sdk_ready.set()
+                continue
             if self.list_ids and self.tools_cache is not None:
                 self._fill_cache(line)
             try:
@@ -174,6 +242,13 @@ class _Front:
         result = message.get("result")
         if isinstance(result, dict) and not result.get("nextCursor") and self.tools_cache:
             self.tools_cache.store(result)
+
+    def _answers_ready_ping(self, line: bytes) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        return isinstance(message, dict) and message.get("id") == READY_PING_ID
 
     def _answers_dropped(self, line: bytes) -> bool:
         try:
@@ -291,26 +366,47 @@ def main(
             "install it with: pip install 'lossless-context[mcp]'"
         )
 
-    def run_sdk() -> None:
+    scope = None if all_projects else (project or str(Path.cwd()))
+    config: list[Config] = []
+    config_lock = threading.Lock()
+
+    def loaded_config() -> Config:
+        # Once, by whichever thread asks first (its problems are printed once).
+        with config_lock:
+            if not config:
+                config.append(load_config())
+            return config[0]
+
+    def open_tools() -> LcmTools:
+        from lossless.mcp_tools import open_tools
+
+        return open_tools(loaded_config(), project=scope)
+
+    def run_sdk(tools: LcmTools | None) -> None:
         from lossless import mcp_server
 
-        scope = None if all_projects else (project or mcp_server.default_project())
-        mcp_server.serve_stdio(load_config(), project=scope)
+        mcp_server.serve_stdio(loaded_config(), project=scope, tools=tools)
 
     from lossless.config import default_home
 
     where = home if home is not None else default_home(os.environ)
-    serve(run_sdk, tools_cache=ToolsCache(where / TOOLS_CACHE))
+    serve(run_sdk, tools_cache=ToolsCache(where / TOOLS_CACHE), open_tools=open_tools)
 
 
-def serve(run_sdk: Callable[[], None], *, tools_cache: ToolsCache | None = None) -> None:
+def serve(
+    run_sdk: Callable[[LcmTools | None], None],
+    *,
+    tools_cache: ToolsCache | None = None,
+    open_tools: Callable[[], LcmTools] | None = None,
+) -> None:
     """Serve the client on this process's stdin/stdout.
 
-    ``run_sdk`` runs the SDK server over stdio until its stdin ends; it is
-    called on the main thread with fd 0 and 1 redirected to the front's
-    pipes, so it may import whatever it needs after ``initialize`` has been
-    answered. The process ends when the client goes away or ``run_sdk``
-    returns or fails.
+    ``run_sdk`` runs the SDK server over stdio until its stdin ends, with the
+    tools the front opened early (``open_tools``, used when the tool list is
+    cached) or None; it is called on the main thread with fd 0 and 1
+    redirected to the front's pipes, so it may import whatever it needs after
+    ``initialize`` has been answered. The process ends when the client goes
+    away or ``run_sdk`` returns or fails.
     """
     client_in = os.fdopen(os.dup(0), "rb")
     client_out = os.fdopen(os.dup(1), "wb")
@@ -320,7 +416,7 @@ def serve(run_sdk: Callable[[], None], *, tools_cache: ToolsCache | None = None)
     os.dup2(from_sdk_w, 1)
     os.close(to_sdk_r)
     os.close(from_sdk_w)
-    front = _Front(client_in, client_out, tools_cache)
+    front = _Front(client_in, client_out, tools_cache, open_tools)
     parent = os.getppid()
     threads = (
         threading.Thread(
@@ -339,7 +435,7 @@ def serve(run_sdk: Callable[[], None], *, tools_cache: ToolsCache | None = None)
     front.first_line.wait(FIRST_LINE_WAIT_S)
     code = 0
     try:
-        run_sdk()
+        run_sdk(front.opened_tools())
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:  # reported, then the process ends: the client sees it go

@@ -186,6 +186,16 @@ class ContextItem:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextStats:
+    """Counts and token sums of a conversation's active context, read without listing it."""
+
+    items: int
+    tokens: int
+    summaries: int
+    message_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class NewLargeFile:
     """Content too large to keep inline, to store apart (``lcm describe file_...``)."""
 

@@ -318,3 +318,157 @@ def test_real_transcripts_have_no_false_rewinds(
     assert result.rewinds == []
     stored = engine.store.messages.count(result.conversation_id)
     assert len(engine.store.context.list(result.conversation_id)) == stored
+
+
+class Rollout:
+    """Writes Codex rollout lines: user turns (prompt + its user_message event),
+    answers, and ``thread_rolled_back`` events as Codex records a backtrack."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.n = 0
+        self.lines: list[dict[str, Any]] = [
+            self._line(
+                "session_meta",
+                {
+                    "id": "019e0000-0000-7000-8000-00000000beef",
+                    "timestamp": "2026-05-11T08:00:00.000Z",
+                    "cwd": "/work/proj",
+                    "originator": "codex_exec",
+                },
+            )
+        ]
+
+    def _line(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        self.n += 1
+        return {
+            "timestamp": f"2026-05-11T08:{self.n // 60:02d}:{self.n % 60:02d}.000Z",
+            "type": kind,
+            "payload": payload,
+        }
+
+    def turn(self, prompt: str, answer: str) -> None:
+        self.lines += [
+            self._line("turn_context", {"turn_id": f"turn-{self.n}", "cwd": "/work/proj"}),
+            self._line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": prompt}],
+                },
+            ),
+            self._line("event_msg", {"type": "user_message", "message": prompt, "images": []}),
+            self._line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": answer}],
+                },
+            ),
+            self._line("event_msg", {"type": "task_complete"}),
+        ]
+
+    def roll_back(self, turns: int) -> None:
+        self.lines.append(
+            self._line("event_msg", {"type": "thread_rolled_back", "num_turns": turns})
+        )
+
+    def write(self) -> Path:
+        self.path.write_text("".join(json.dumps(r) + "\n" for r in self.lines), "utf-8")
+        return self.path
+
+
+def test_codex_rollback_takes_the_discarded_turns_out(engine: Engine, tmp_path: Path) -> None:
+    r = Rollout(tmp_path / "rollout-2026-05-11T08-00-00-019e0000-0000-7000-8000-00000000beef.jsonl")
+    r.turn("first question alpha", "answer alpha")
+    r.turn("second question betaabandoned", "answer beta")
+    r.turn("third question gammaabandoned", "answer gamma")
+    engine.import_file(r.write(), final=True)
+    r.roll_back(2)
+    r.turn("replacement question delta", "answer delta")
+    result = engine.import_file(r.write(), final=True)
+    assert result.conversation_id is not None and len(result.rewinds) == 1, result
+    cid = result.conversation_id
+    text = context_text(engine, cid)
+    assert "alpha" in text and "delta" in text
+    assert "betaabandoned" not in text and "gammaabandoned" not in text
+    assert "answer beta" not in text
+    assert engine.grep("gammaabandoned", mode="full_text")
+    assert verify(engine.store).ok, verify(engine.store).problems
+    # A second rollback of one turn discards the replacement, not a turn
+    # already rolled back.
+    r.roll_back(1)
+    r.turn("fourth question epsilon", "answer epsilon")
+    again = engine.import_file(r.write(), final=True)
+    assert len(again.rewinds) == 1, again
+    text = context_text(engine, cid)
+    assert "delta" not in text and "alpha" in text and "epsilon" in text
+    assert verify(engine.store).ok, verify(engine.store).problems
+
+
+def test_codex_rollback_in_the_same_import(engine: Engine, tmp_path: Path) -> None:
+    r = Rollout(tmp_path / "rollout-2026-05-11T08-00-00-019e0000-0000-7000-8000-00000000beef.jsonl")
+    r.turn("keep this question", "kept answer")
+    r.turn("drop this question", "dropped answer")
+    r.roll_back(1)
+    result = engine.import_file(r.write(), final=True)
+    assert result.conversation_id is not None and len(result.rewinds) == 1
+    text = context_text(engine, result.conversation_id)
+    assert "kept answer" in text and "dropped answer" not in text
+    assert verify(engine.store).ok
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+    ],
+)
+def test_real_codex_rollouts_roll_back_their_last_turn(
+    engine: Engine, shared_data: Path, tmp_path: Path, name: str
+) -> None:
+    """Each real rollout with a rollback of one turn appended: the last prompt and
+    everything after it leave the context; the rest stays."""
+    source = shared_data / "codex/codemie-code" / name
+    copy = tmp_path / name
+    body = source.read_text("utf-8")
+    rollback = {
+        "timestamp": "2026-05-11T23:59:59.000Z",
+        "type": "event_msg",
+        "payload": {"type": "thread_rolled_back", "num_turns": 1},
+    }
+    copy.write_text(body + json.dumps(rollback) + "\n", "utf-8")
+    result = engine.import_file(copy, final=True)
+    assert result.ok and result.conversation_id is not None
+    assert len(result.rewinds) == 1, result
+    cid = result.conversation_id
+    messages = list(engine.store.messages.iter_all(cid))
+    prompts = [m for m in messages if m.role == "user" and not m.content.startswith(("#", "<"))]
+    in_context = {i.message_id for i in engine.store.context.list(cid)}
+    last = prompts[-1]
+    assert last.id not in in_context
+    assert all(m.id not in in_context for m in messages if m.seq >= last.seq)
+    assert all(m.id in in_context for m in messages if m.seq < last.seq)
+    assert verify(engine.store).ok, verify(engine.store).problems
+
+
+def test_a_forked_codex_thread_records_what_it_was_forked_from(
+    engine: Engine, tmp_path: Path
+) -> None:
+    r = Rollout(tmp_path / "rollout-2026-05-11T08-00-00-019e0000-0000-7000-8000-00000000f0c4.jsonl")
+    r.lines[0]["payload"]["id"] = "019e0000-0000-7000-8000-00000000f0c4"
+    r.lines[0]["payload"]["forked_from_id"] = "019e0000-0000-7000-8000-00000000beef"
+    # A fork's rollout repeats the parent's session_meta after its own: the first is its own.
+    r.lines.append(
+        r._line("session_meta", {"id": "019e0000-0000-7000-8000-00000000beef", "cwd": "/work/proj"})
+    )
+    r.turn("forked question", "forked answer")
+    result = engine.import_file(r.write(), final=True)
+    assert result.conversation_id is not None
+    conversation = engine.store.conversations.get(result.conversation_id)
+    assert conversation is not None
+    assert conversation.session_id == "019e0000-0000-7000-8000-00000000f0c4"
+    assert conversation.metadata["forked_from_id"] == "019e0000-0000-7000-8000-00000000beef"

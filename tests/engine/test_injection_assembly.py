@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ from lossless.engine.engine import Engine
 from lossless.injection import escape_markup
 from lossless.models import NewSummary, Summary
 from lossless.summarize import EXPAND_PREFIX
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+bench = pytest.importorskip("bench_injection")
 
 WRAPPER_TAGS = {"summary", "parents", "summary_ref", "content"}
 TAG_RE = re.compile(r"<\s*(/?)\s*([A-Za-z_|!?][\w:.|-]*)")
@@ -150,8 +154,10 @@ def test_real_transcript_with_planted_payloads(
     source = shared_data / "claude-code" / "spotter" / name
     if not source.is_file():
         pytest.skip(f"{source} not found")
-    # Payloads without markup must be withheld; markup ones only escaped.
-    chosen = [e for e in PAYLOADS if e.split == "dev" and len(e.parts) == 1]
+    # Development payloads without markup must be withheld, markup ones
+    # escaped; every payload, of any split, must stay out of the instruction
+    # position (quoted and attributed where detection let it through).
+    chosen = [e for e in PAYLOADS if len(e.parts) == 1]
     planted_file = tmp_path / name
     planted = _plant(source, planted_file, [e.text for e in chosen])
     assert planted > 0
@@ -168,7 +174,7 @@ def test_real_transcript_with_planted_payloads(
         used = chosen[: min(planted, len(chosen))]
         for summary in summaries:
             for entry in used:
-                if not re.search(r"[<>&]", entry.core):
+                if entry.split == "dev" and not re.search(r"[<>&]", entry.core):
                     assert entry.core not in summary.content, (entry.id, summary.id)
         for fmt in ("anthropic", "openai"):
             assembled = assemble(engine.store, conversation_id, budget=200_000, format=fmt)
@@ -177,6 +183,16 @@ def test_real_transcript_with_planted_payloads(
             for text in texts[1:]:
                 assert {name for _, name in _tags(text)} <= WRAPPER_TAGS, text[:300]
                 assert text.count("</summary>") == 1
+                inner = text.split("<content>\n", 1)[1].rsplit("\n  </content>", 1)[0]
+                assert not ROLE_OPENERS.search(inner), inner[:300]
+                _check_quoted_body(inner)
+                exposed = [
+                    e.id
+                    for e in used
+                    if bench.reaches_context(e.core, text)
+                    and bench.in_instruction_position(e.core, text)
+                ]
+                assert exposed == [], exposed
 
 
 _homes = itertools.count()

@@ -86,3 +86,25 @@ def test_lcm_status_shows_compaction_state(lcm_home: Path) -> None:
     assert data["compaction"]["pending"] == [cid]
     assert data["compaction"]["errors"] == {str(cid): "command exited 1"}
     assert data["stats"]["messages"] == 2 and data["stats"]["context_tokens"] > 0
+
+
+def test_lcm_status_sizes_shows_where_the_bytes_go(lcm_home: Path) -> None:
+    with Engine.open(home=lcm_home) as engine:
+        _fill(engine, 2)
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["--home", str(lcm_home), "status"], catch_exceptions=False)
+    assert "messages_fts" not in plain.output  # only on request: it reads every page
+    shown = runner.invoke(
+        cli, ["--home", str(lcm_home), "status", "--sizes"], catch_exceptions=False
+    )
+    assert shown.exit_code == 0, shown.output
+    lines = [line.split() for line in shown.output.splitlines() if line.startswith("  ")]
+    tables = {fields[0] for fields in lines if len(fields) == 4 and fields[2] == "MB"}
+    assert {"messages", "messages_fts"} <= tables, shown.output
+    data = json.loads(
+        runner.invoke(
+            cli, ["--home", str(lcm_home), "status", "--sizes", "--json"], catch_exceptions=False
+        ).output
+    )
+    sizes = data["size_by_table"]
+    assert sizes["messages"] > 0 and sum(sizes.values()) <= data["store"]["bytes_on_disk"]

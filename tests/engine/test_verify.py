@@ -53,7 +53,11 @@ def test_real_transcripts_verify_after_compaction(shared_data: Path, lcm_home: P
 
 
 def _sql(db: Path, statement: str) -> None:
+    from lossless.store.sqlite.repository import register_search_functions
+
     connection = sqlite3.connect(db)
+    # The word index's triggers call it (migration 0009).
+    register_search_functions(connection)
     connection.execute(statement)
     connection.commit()
     connection.close()
@@ -135,10 +139,60 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
     assert problems(lcm_home) == []
 
 
+def _as_before_text_stored_once(lcm_home: Path) -> None:
+    """Turn the store back into one from before migrations 0008-0011: every part
+    text and raw line stored verbatim (as before 0010), the columns, tables and
+    ledger rows of 0008-0011 gone."""
+    with Engine.open(lcm_home, **SMALL) as engine:
+        lines = {
+            r.id: r.raw
+            for c in engine.store.conversations.list()
+            for r in engine.store.messages.native_records(c.id)
+        }
+    connection = sqlite3.connect(lcm_home / "lcm.db")
+    connection.executemany(
+        "UPDATE native_records SET raw = ?, raw_template = 0 WHERE id = ?",
+        [(raw, i) for i, raw in lines.items()],
+    )
+    connection.execute(
+        "UPDATE message_parts SET text = (SELECT substr(m.content, text_start + 1, text_len) "
+        "FROM messages m WHERE m.id = message_parts.message_id) WHERE text_start IS NOT NULL"
+    )
+    for table, column in (
+        ("message_parts", "text_start"),
+        ("message_parts", "text_len"),
+        ("native_records", "raw_template"),
+    ):
+        connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    # Before 0011 (embeddings) too: its tables and triggers gone.
+    for trigger in (
+        "embeddings_counted",
+        "embeddings_deleted",
+        "embeddings_message_rewritten",
+        "embeddings_summary_rewritten",
+        "embeddings_memory_rewritten",
+        "embeddings_memory_deleted",
+        "embeddings_file_rewritten",
+    ):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    for table in ("embeddings", "embedding_state", "embedding_counts"):
+        connection.execute(f"DROP TABLE {table}")
+    connection.execute("DELETE FROM schema_migrations WHERE version = 11")
+    connection.execute("DELETE FROM schema_migrations WHERE version = 10")
+    # Before 0009 too (it only rebuilds the word indexes, and runs again alike)
+    # and 0008 (lease_since), so 0007 is the newest missing one.
+    connection.execute("DELETE FROM schema_migrations WHERE version = 9")
+    connection.execute("ALTER TABLE leases DROP COLUMN acquired_at")
+    connection.execute("DELETE FROM schema_migrations WHERE version = 8")
+    connection.commit()
+    connection.close()
+
+
 def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
     """Migration 0007 records the hashes of rows stored before it."""
     with Engine.open(lcm_home, **SMALL) as engine:
         engine.import_file(SAMPLE, final=True)
+    _as_before_text_stored_once(lcm_home)
     db = lcm_home / "lcm.db"
     for table, column in (
         ("messages", "content_hash"),
@@ -146,7 +200,9 @@ def test_a_store_from_before_hashes_is_backfilled(lcm_home: Path) -> None:
         ("native_records", "raw_hash"),
     ):
         _sql(db, f"UPDATE {table} SET {column} = NULL")
-    _sql(db, "DELETE FROM schema_migrations WHERE version = 7")
+    # A store from before 0007 has none of the later migrations either.
+    _sql(db, "DELETE FROM schema_migrations WHERE version >= 7")
+    _sql(db, "ALTER TABLE leases DROP COLUMN acquired_at")  # 0008
     for table, column in (
         ("messages", "content_hash"),
         ("message_parts", "content_hash"),

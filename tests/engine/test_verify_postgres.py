@@ -46,8 +46,27 @@ def pg_engine(own_pg_server: EmbeddedPostgres, tmp_path: Path):  # type: ignore[
         own_pg_server.drop_database(url)
 
 
+def _as_before_text_stored_once(engine: Engine, url: str, cid: int) -> None:
+    """Store every part text and raw line in full, as rows written before
+    migration 0010 (the only rows migration 0007 ever backfills) were."""
+    import psycopg
+
+    lines = [(r.raw, r.id) for r in engine.store.messages.native_records(cid)]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.cursor().executemany(
+            "UPDATE lcm.native_records SET raw = %s, raw_template = false WHERE id = %s", lines
+        )
+        conn.execute(
+            "UPDATE lcm.message_parts p SET text = substr(m.content, p.text_start + 1, "
+            "p.text_len), text_start = NULL, text_len = NULL FROM lcm.messages m "
+            "WHERE m.id = p.message_id AND p.text_start IS NOT NULL"
+        )
+
+
 def test_hashes_from_sql_match_python_and_tampering_is_named(pg_engine) -> None:  # type: ignore[no-untyped-def]
     engine, url, cid = pg_engine
+    assert verify(engine.store).ok
+    _as_before_text_stored_once(engine, url, cid)
     assert verify(engine.store).ok
     # The migration's own UPDATEs recompute every hash in SQL: still whole.
     _sql(url, "UPDATE lcm.messages SET content_hash = NULL")

@@ -377,6 +377,43 @@ class StoreConformance:
         store.context.append_messages(cid, more)
         assert store.context.list(cid)[-1].message_id == more[0].id
 
+    def test_context_read_from_the_newest_back(self, store: Store) -> None:
+        cid = self.conv(store)
+        user = msg("please fix it", "k0", role="user", parts=(NewPart("text", "please fix it"),))
+        call = msg(
+            "call", "k1", role="assistant", parts=(NewPart("tool_use", "{}", tool_call_id="c1"),)
+        )
+        result = msg(
+            "done", "k2", role="user", parts=(NewPart("tool_result", "ok", tool_call_id="c1"),)
+        )
+        bare = msg("typed, no parts", "k3", role="user")
+        answer = msg("fixed", "k4", role="assistant", parts=(NewPart("text", "fixed"),))
+        ms = store.messages.append(cid, [user, call, result, bare, answer]).inserted
+        store.context.append_messages(cid, ms)
+        leaf = store.summaries.create(self._summary(cid, "s"), message_ids=[ms[0].id])
+        first = store.context.list(cid)[0]
+        store.context.replace_range(cid, first.ordinal, first.ordinal, leaf)
+        items = store.context.list(cid)
+        stats = store.context.stats(cid)
+        assert (stats.items, stats.tokens, stats.summaries) == (
+            5,
+            sum(i.token_count for i in items),
+            1,
+        )
+        assert stats.message_tokens == sum(m.token_count for m in ms[1:])
+        assert store.context.newest(cid, limit=2) == items[-2:]
+        assert store.context.newest(cid, before_ordinal=items[-2].ordinal, limit=10) == items[:-2]
+        assert store.context.newest(cid, limit=0) == []
+        # Only raw message items older than the bound count; the summary item does not.
+        assert store.context.tool_uses_before(cid, ["c1", "zz"], items[2].ordinal) == {"c1"}
+        assert store.context.tool_uses_before(cid, ["c1"], items[1].ordinal) == set()
+        # Summaries and possible prompts, newest first: the tool result is not one.
+        found = store.context.prompt_candidates(cid, before_ordinal=items[-1].ordinal, limit=10)
+        assert [i.summary_id or i.message_id for i in found] == [ms[3].id, leaf.id]
+        assert store.context.prompt_candidates(cid, before_ordinal=10**9, limit=1) == [items[3]]
+        empty = self.conv(store, "other")
+        assert store.context.stats(empty).items == 0
+
     # -- search --------------------------------------------------------
 
     def _seed_search(self, store: Store) -> tuple[int, int]:
@@ -804,6 +841,125 @@ class StoreConformance:
             assert store.search.grep(GrepQuery("12345", mode=mode)) == []  # type: ignore[arg-type]
         assert [h.id for h in store.search.grep(GrepQuery("call", mode="full_text"))] == [str(m.id)]
         assert len(store.search.grep(GrepQuery(r"call \[X\]", mode="regex"))) == 1
+
+    def test_text_stored_once_reads_back_byte_exact(self, store: Store) -> None:
+        """Parts and raw lines that repeat the content are stored as references
+        (lossless.store.stored_once) and read back exactly as given."""
+        import json
+
+        cid = self.conv(store)
+        output = 'line one\nline "two" with a tab\t, é and 😀 ' + "x" * 80
+        content = f"[tool_result] {output}"
+        asked = "please run the tests in tests/test_store.py now, thanks a lot"
+        parts = (
+            NewPart("tool_result", output, tool_call_id="call_1"),
+            NewPart("text", asked),  # not in the content: stored as it is
+            NewPart("text", None),
+        )
+        lines = [
+            json.dumps({"content": output, "toolUseResult": {"stdout": output}, "p": asked}),
+            json.dumps({"content": output, "x": 1}, ensure_ascii=True),
+            json.dumps({"content": output}, separators=(",", ":")) + "\r",
+            '{"content": "not the text"}',
+        ]
+        records = tuple(NewNativeRecord(f"n{i}", "user", raw) for i, raw in enumerate(lines))
+        (m,) = store.messages.append(
+            cid, [msg(content, "k1", parts=parts, records=records)]
+        ).inserted
+        got = store.messages.parts([m.id])[m.id]
+        assert [(p.kind, p.text, p.tool_call_id) for p in got] == [
+            (p.kind, p.text, p.tool_call_id) for p in parts
+        ]
+        assert [r.raw for r in store.messages.native_records(cid)] == lines
+        by_key = store.messages.native_records_by_key(cid, ["n0", "n2"])
+        assert [by_key["n0"].raw, by_key["n2"].raw] == [lines[0], lines[2]]
+        hashed = store.messages.hashed_rows(cid)
+        assert [h.fields[0] for h in hashed if h.kind == "native_record"] == lines
+        assert [h.fields[1] for h in hashed if h.kind == "part"] == [p.text for p in parts]
+
+    def test_rewrite_keeps_referring_parts_and_lines_exact(self, store: Store) -> None:
+        """A rewrite of the content leaves the parts and raw lines that referred
+        to it as they were (they are stored verbatim again first)."""
+        import json
+
+        from lossless.store.contract import PartRewrite
+
+        cid = self.conv(store)
+        text = "a long enough assistant text that its part refers to the content"
+        raw = json.dumps({"message": {"content": text}})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text), NewPart("text", text)),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, "[X]", None, [PartRewrite(0, "[X]", None)])
+        got = store.messages.parts([m.id])[m.id]
+        assert [p.text for p in got] == ["[X]", text]
+        assert store.messages.native_records(cid)[0].raw == raw
+        hashed = store.messages.hashed_rows(cid)
+        from lossless.store.hashing import part_hash, raw_hash
+
+        assert [h.recorded for h in hashed if h.kind == "native_record"] == [raw_hash(raw)]
+        assert [h.recorded for h in hashed if h.kind == "part"][1] == part_hash(
+            "text", text, None, None
+        )
+
+    def test_rows_written_in_full_are_stored_once_later(self, store: Store) -> None:
+        import json
+
+        cid = self.conv(store)
+        text = "an assistant text long enough that its part and raw line refer to it"
+        raw = json.dumps({"message": {"content": text}, "n": 1})
+        (m,) = store.messages.append(
+            cid,
+            [
+                msg(
+                    text,
+                    "k1",
+                    parts=(NewPart("text", text),),
+                    records=(NewNativeRecord("n1", "assistant", raw),),
+                )
+            ],
+        ).inserted
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        # A rewrite to the same text stores the rows in full, as before 0010.
+        with store.transaction() as tx:
+            tx.messages.rewrite(m.id, text, None, [])
+        assert store.messages.store_texts_once(cid) == 2
+        assert store.messages.store_texts_once(cid) == 0
+        assert [p.text for p in store.messages.parts([m.id])[m.id]] == [text]
+        assert [r.raw for r in store.messages.native_records(cid)] == [raw, "{}"]
+
+    def test_old_raw_lines_can_be_dropped(self, store: Store) -> None:
+        cid = self.conv(store)
+        old, new = (
+            msg(
+                f"{when} message",
+                when,
+                at=f"{year}-01-01T00:00:00.000Z",
+                parts=(NewPart("text", f"{when} message"),),
+                records=(NewNativeRecord(when, "user", f'{{"w": "{when}"}}'),),
+            )
+            for when, year in (("old", 2020), ("new", 2030))
+        )
+        store.messages.append(cid, [old, new])
+        store.messages.add_native_records(cid, [NewNativeRecord("p1", "progress", "{}")])
+        cutoff = "2025-01-01T00:00:00.000Z"
+        assert store.messages.drop_native_records(created_before=cutoff, dry_run=True) == 1
+        assert len(store.messages.native_records(cid)) == 3
+        assert store.messages.drop_native_records(created_before=cutoff) == 1
+        assert [r.native_key for r in store.messages.native_records(cid)] == ["new", "p1"]
+        messages = store.messages.list(cid)
+        assert [m.content for m in messages] == ["old message", "new message"]
+        parts = store.messages.parts([m.id for m in messages])
+        assert [p.text for m in messages for p in parts[m.id]] == ["old message", "new message"]
 
     def test_rewrite_unknown_rows_is_not_found(self, store: Store) -> None:
         from lossless.errors import NotFoundError

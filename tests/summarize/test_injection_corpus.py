@@ -46,9 +46,24 @@ def test_corpus_is_large_and_varied() -> None:
 def test_every_development_payload_is_neutralized_on_the_extractive_path() -> None:
     summarizer = ExtractiveSummarizer()
     leaked = [
-        e.id for e in PAYLOADS if e.split == "dev" and e.core in bench.run(summarizer, e).shown
+        e.id
+        for e in PAYLOADS
+        if e.split == "dev" and bench.reaches_context(e.core, bench.run(summarizer, e).shown)
     ]
     assert leaked == []
+
+
+def test_no_payload_of_any_split_stands_in_the_instruction_position() -> None:
+    """Whatever detection let through is shown quoted and attributed."""
+    summarizer = ExtractiveSummarizer()
+    exposed = []
+    for entry in PAYLOADS:
+        shown = bench.run(summarizer, entry).shown
+        if bench.reaches_context(entry.core, shown) and bench.in_instruction_position(
+            entry.core, shown
+        ):
+            exposed.append(entry.id)
+    assert exposed == []
 
 
 def test_benign_passages_are_kept_on_the_extractive_path() -> None:

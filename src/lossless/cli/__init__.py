@@ -1,7 +1,9 @@
 """The ``lcm`` command line. Each area's commands live in their own module.
 
-``main`` answers ``lcm hook ...`` without loading click or any command module:
-hooks run on every agent turn and must start fast.
+``main`` answers ``lcm hook ...``, ``lcm mcp`` and ``lcm --version`` without
+loading click or any command module: hooks run on every agent turn, a client
+waits for the MCP server's first answer. Any other command loads click and
+only its own module (``lossless.cli.app.COMMANDS``).
 """
 
 from __future__ import annotations
@@ -17,17 +19,7 @@ if TYPE_CHECKING:
 
 
 def _load() -> click.Group:
-    # Importing a command module registers its commands on ``cli``.
-    from lossless.cli import compaction as _compaction  # noqa: F401
-    from lossless.cli import history as _history  # noqa: F401
-    from lossless.cli import integration as _integration  # noqa: F401
-    from lossless.cli import map as _map  # noqa: F401
-    from lossless.cli import memory as _memory  # noqa: F401
-    from lossless.cli import portable as _portable  # noqa: F401
-    from lossless.cli import postgres as _postgres  # noqa: F401
-    from lossless.cli import semantic as _semantic  # noqa: F401
-    from lossless.cli import sensitive as _sensitive  # noqa: F401
-    from lossless.cli import ui as _ui  # noqa: F401
+    # The group imports a command's module (which registers it) when asked for it.
     from lossless.cli.app import cli
 
     return cli
@@ -35,6 +27,11 @@ def _load() -> click.Group:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from lossless import __version__
+
+        print(f"lcm, version {__version__}")  # what click's version option prints
+        return
     code = _fast_hook(args)
     if code is not None:
         sys.exit(code)

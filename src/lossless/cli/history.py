@@ -14,6 +14,7 @@ from lossless.cli.search_index import index_imported
 from lossless.engine import retrieval
 from lossless.errors import InputError
 from lossless.jsonable import to_jsonable
+from lossless.size_cap import size_cap_warning
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
 
@@ -217,18 +218,32 @@ def _short(path: str) -> str:
 
 
 @cli.command()
+@click.option(
+    "--sizes",
+    is_flag=True,
+    help="Also show the bytes each table takes with its indexes (reads every page: "
+    "seconds on a store of gigabytes).",
+)
 @json_option
 @click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
+def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     """Show what is stored: conversations, messages, summaries, tokens, backend,
-    and whether compaction keeps up (pending requests, errors, the worker)."""
+    and whether compaction keeps up (pending requests, errors, the worker).
+
+    With --sizes, also where the bytes go, table by table (a full-text index
+    with its shadow tables, a table with its indexes)."""
     engine = state_of(ctx).engine(lenient=True)
     report = engine.status()
     info, stats = report.store, report.stats
+    by_table = engine.store.size_by_table() if sizes else None
+    cap_mb = engine.config.storage_size_cap_mb
+    cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     if as_json:
         emit_json(
             {
                 "store": info,
+                **({"size_by_table": by_table} if by_table is not None else {}),
+                "size_cap": {"mb": cap_mb, "warning": cap_warning},
                 "stats": to_jsonable(stats),
                 "redactions": report.redactions,
                 "substring_index_backlog": report.substring_index_backlog,
@@ -252,7 +267,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"sqlite:        {info['sqlite_version']}")
     click.echo(f"schema:        {', '.join(info.get('migrations', [])) or 'none'}")
     if "bytes_on_disk" in info:
-        click.echo(f"size:          {info['bytes_on_disk'] / 1e6:.1f} MB")
+        cap = f" of a {cap_mb:,} MB cap" if cap_mb > 0 else ""
+        click.echo(f"size:          {info['bytes_on_disk'] / 1e6:.1f} MB{cap}")
+        if cap_warning is not None:
+            click.echo(f"warning:       {cap_warning}")
+    if by_table is not None:
+        total = sum(by_table.values()) or 1
+        for table, size in by_table.items():
+            if size * 100 >= total:  # tables under 1% would only be noise
+                click.echo(f"  {table:<22} {size / 1e6:9.1f} MB  {100 * size / total:3.0f}%")
     pool = info.get("pool")
     if isinstance(pool, dict):
         click.echo(
@@ -825,3 +848,43 @@ def verify(ctx: click.Context, conversations: tuple[str, ...], as_json: bool) ->
             click.echo(f"lcm: {found}", err=True)
     if not report.ok:
         ctx.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--raw-older-than",
+    "raw_days",
+    type=click.FloatRange(min=0),
+    metavar="DAYS",
+    help="Also drop the raw transcript lines (provenance) of messages older than DAYS; "
+    "the messages and their parts stay byte-exact.",
+)
+@click.option("--dry-run", is_flag=True, help="Only say what would be dropped.")
+@json_option
+@click.pass_context
+def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool) -> None:
+    """Give back space: re-store rows written in full before text was stored
+    once as references to their message's text, optionally drop old raw lines,
+    then compact the database file.
+
+    Nothing a message is made of is dropped. Example: lcm gc --raw-older-than 90
+    """
+    from lossless.engine.gc import collect_garbage
+
+    engine = state_of(ctx).engine()
+    report = collect_garbage(engine.store, raw_older_than_days=raw_days, dry_run=dry_run)
+    if as_json:
+        emit_json(to_jsonable(report))
+        return
+    if report.raw_cutoff is not None:
+        verb = "would drop" if dry_run else "dropped"
+        click.echo(
+            f"raw lines: {verb} {report.raw_lines_dropped} of messages before {report.raw_cutoff}"
+        )
+    if dry_run:
+        click.echo(f"size:      {report.bytes_before / 1e6:.1f} MB (nothing changed)")
+        return
+    click.echo(f"stored once: {report.rows_stored_once} part(s) and raw line(s) re-stored")
+    click.echo(
+        f"size:      {report.bytes_before / 1e6:.1f} MB -> {report.bytes_after / 1e6:.1f} MB"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from lossless.cli import cli
+from lossless.cli.app import load_all_commands
 
 
 def _commands(group: click.Group, path: list[str]) -> list[tuple[list[str], click.Command]]:
@@ -23,6 +24,7 @@ def _commands(group: click.Group, path: list[str]) -> list[tuple[list[str], clic
 
 
 def render_reference() -> str:
+    load_all_commands()
     root = cli
     assert isinstance(root, click.Group)
     lines = [

@@ -44,11 +44,16 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Literal
 
-from lossless.engine.compaction import blocked_cuts, message_facts, protected_start
+from lossless.engine.compaction import (
+    blocked_cuts,
+    message_facts,
+    pending_call_scan,
+    protected_start,
+)
 from lossless.engine.newest_prompt import find_newest_prompt
 from lossless.errors import InputError
 from lossless.injection import escape_markup, scan
-from lossless.models import ContextItem, Message, Part, Summary
+from lossless.models import ContextItem, ContextStats, Message, Part, Summary
 from lossless.quoted import quote_block
 from lossless.store.contract import Repositories
 from lossless.summarize import EXPAND_PREFIX
@@ -78,6 +83,8 @@ CONTINUATION_NOTE = "[Earlier conversation omitted to fit the context budget.]"
 PROMPT_OVER_BUDGET_TOKENS = 500
 # Below this many tokens of room a clipped prompt would be noise.
 MIN_PROMPT_TOKENS = 16
+# Context items are read from the newest back this many at a time.
+_PAGE = 256
 
 _SUMMARY_MARK = "_lcm_summary"
 # A large-file reference (``large_files.file_reference``) up to the end of its line.
@@ -534,14 +541,97 @@ def assemble(
         raise InputError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
     if budget < 0:
         raise InputError("budget must be 0 or more tokens")
-    items = repos.context.list(conversation_id)
+    stats = repos.context.stats(conversation_id)
+    items, complete = _newest_items(repos, conversation_id, budget, fresh_tail_count)
+    while True:
+        built = _assemble_items(
+            repos,
+            conversation_id,
+            items,
+            complete=complete,
+            stats=stats,
+            budget=budget,
+            format=format,
+            fresh_tail_count=fresh_tail_count,
+            system=system,
+            estimator=estimator,
+        )
+        if built is not None:
+            return built
+        # The fill, the tail or a pending call reached the start of what was
+        # read: read as many older items again and redo it.
+        older = repos.context.newest(
+            conversation_id, before_ordinal=items[0].ordinal, limit=max(len(items), _PAGE)
+        )
+        complete = len(older) < max(len(items), _PAGE)
+        items = older + items
+
+
+def _newest_items(
+    repos: Repositories, conversation_id: int, budget: int, fresh_tail_count: int
+) -> tuple[list[ContextItem], bool]:
+    """The newest items whose stored token counts pass ``budget`` (and hold the
+    fresh tail), and whether they are the whole context.
+
+    An item never costs less than its stored count (a summary's XML adds to
+    it), so the fill stops inside them; if it does not, ``assemble`` reads more.
+    """
+    items: list[ContextItem] = []
+    tokens = 0
+    messages = 0
+    while tokens <= budget or messages < fresh_tail_count:
+        page = repos.context.newest(
+            conversation_id, before_ordinal=items[0].ordinal if items else None, limit=_PAGE
+        )
+        items = page + items
+        tokens += sum(i.token_count for i in page)
+        messages += sum(1 for i in page if i.message_id is not None)
+        if len(page) < _PAGE:
+            return items, True
+    return items, False
+
+
+def _assemble_items(
+    repos: Repositories,
+    conversation_id: int,
+    items: list[ContextItem],
+    *,
+    complete: bool,
+    stats: ContextStats,
+    budget: int,
+    format: Format,
+    fresh_tail_count: int,
+    system: str | None,
+    estimator: TokenEstimator,
+) -> AssembledContext | None:
+    """``assemble`` over ``items``, the newest part of the context (all of it when
+    ``complete``); None when the result could depend on older items."""
     message_ids = [i.message_id for i in items if i.message_id is not None]
     messages = {m.id: m for m in repos.messages.get_many(message_ids)}
     parts = repos.messages.parts(message_ids) if message_ids else {}
     facts = {mid: message_facts(m, parts.get(mid, [])) for mid, m in messages.items()}
-    blocked = blocked_cuts(items, facts)
+    used_before: set[str] = set()
+    if not complete:
+        # A result whose call is not among the items may pair with an older one.
+        used: set[str] = set()
+        open_results: set[str] = set()
+        for item in items:
+            fact = facts.get(item.message_id) if item.message_id is not None else None
+            if fact is None:
+                continue
+            open_results.update(c for c in fact.tool_results if c not in used)
+            used.update(fact.tool_uses)
+        if open_results:
+            used_before = repos.context.tool_uses_before(
+                conversation_id, sorted(open_results), items[0].ordinal
+            )
+    blocked = blocked_cuts(items, facts, used_before=used_before)
     tail = protected_start(items, facts, fresh_tail_count, blocked=blocked)
-    prompt_id, prompt_index = find_newest_prompt(repos, items, facts)
+    if not complete and (tail == 0 or not pending_call_scan(items, facts)[1]):
+        return None
+    prompt_id, prompt_index = find_newest_prompt(
+        repos, items, facts, older_of=None if complete else conversation_id
+    )
 
     def resolve(item: ContextItem) -> _Resolved:
         if item.message_id is not None:
@@ -579,12 +669,13 @@ def assemble(
     prompt = _PinnedPrompt.find(repos, prompt_id, prompt_index, tail, messages, parts)
     if prompt is not None:
         room -= prompt.reserve(room, tail_over_budget, estimator)
-    if any(i.summary_id is not None for i in items):
+    if stats.summaries or any(i.summary_id is not None for i in items):
         room -= estimator(SUMMARIES_NOTE)
     # Older items, newest first, while they fit. System-role messages among
     # them move to the system prompt and are budgeted as they are met.
     kept: list[_Resolved] = []
     cut = tail
+    filled = False
     for index in range(tail - 1, -1, -1):
         resolved = resolve(items[index])
         cost = (
@@ -597,12 +688,15 @@ def assemble(
             # Its room is already set aside: kept in place, no copy needed.
             cost = max(0, cost - prompt.room)
         if cost > room:
+            filled = True
             break
         if prompt is not None and in_place:
             prompt.in_place = True
         room -= cost
         kept.append(resolved)
         cut = index
+    if not complete and not filled:
+        return None
     # Never start inside a tool exchange: drop the stranded results too.
     while cut < tail and blocked[cut]:
         dropped_item = kept.pop()
@@ -631,7 +725,13 @@ def assemble(
     note = estimator(CONTINUATION_NOTE) if shaped and _opens_with_note(shaped, format) else 0
     prompt_tokens = repeated.tokens if repeated is not None else 0
     total = system_tokens + summaries + message_tokens + note + prompt_tokens
-    dropped = items[:cut]
+    if complete:
+        dropped_items = cut
+        dropped_tokens = sum(i.token_count for i in items[:cut])
+    else:
+        # Items read are the newest; the store's sums give the older rest.
+        dropped_items = max(0, stats.items - (len(items) - cut))
+        dropped_tokens = max(0, stats.tokens - sum(i.token_count for i in items[cut:]))
     return AssembledContext(
         conversation_id=conversation_id,
         format=format,
@@ -647,8 +747,8 @@ def assemble(
             summary_count=sum(1 for r in chosen if r.item.summary_id is not None),
             message_count=sum(1 for r in chosen if r.item.message_id is not None),
             fresh_tail_messages=len(protected),
-            dropped_items=len(dropped),
-            dropped_tokens=sum(i.token_count for i in dropped),
+            dropped_items=dropped_items,
+            dropped_tokens=dropped_tokens,
             over_budget=total > budget,
             tail_over_budget=tail_over_budget,
             prompt_message_id=prompt_id,

@@ -16,6 +16,13 @@ point at the tool call each answers. A fork is therefore only taken when the
 new message's nearest message ancestor is an earlier message *and* at least
 one prompt or reply (not only tool results) lies between them.
 
+Codex has no parent links; its rollouts record a rollback (Esc Esc
+"backtrack", ``thread/rollback``) as an ``event_msg`` of type
+``thread_rolled_back`` naming how many of the newest user turns are
+discarded; the lines stay in the file. ``follow_rollbacks`` takes those turns
+out the same way. A turn is counted by its ``user_message`` event, as Codex
+counts it, and turns an earlier rollback discarded do not count again.
+
 The abandoned messages' positions (``seq`` ranges) are recorded in the
 conversation's metadata under ``ABANDONED_KEY``, which is how ``lcm verify``
 knows that their absence from the context is intended. A message already
@@ -29,7 +36,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lossless.models import Message
+from lossless.models import Message, NativeRecord, NewNativeRecord
 from lossless.store.contract import Repositories
 
 ABANDONED_KEY = "abandoned_seqs"
@@ -40,18 +47,23 @@ MAX_HOPS = 64
 
 @dataclass(frozen=True, slots=True)
 class Rewind:
-    """One fork: the new branch continues from ``fork_seq`` at ``new_seq``."""
+    """One fork: the new branch continues from ``fork_seq`` at ``new_seq``
+    (None: a rollback, whatever comes next continues from ``fork_seq``)."""
 
     fork_seq: int
-    new_seq: int
+    new_seq: int | None
     abandoned: int
     already_summarized: int
 
     def describe(self) -> str:
+        where = (
+            f"rewind: message {self.new_seq} continues from message {self.fork_seq}"
+            if self.new_seq is not None
+            else f"rollback to message {self.fork_seq}"
+        )
         text = (
-            f"rewind: message {self.new_seq} continues from message {self.fork_seq}; "
-            f"{self.abandoned} message(s) of the abandoned branch taken out of the active "
-            "context (still stored and searchable)"
+            f"{where}; {self.abandoned} message(s) of the abandoned branch taken out of the "
+            "active context (still stored and searchable)"
         )
         if self.already_summarized:
             text += f", {self.already_summarized} already in summaries left there"
@@ -114,6 +126,92 @@ def follow_rewinds(
     return rewinds
 
 
+ROLLBACK_EVENT = "thread_rolled_back"
+
+
+def follow_rollbacks(
+    repos: Repositories, conversation_id: int, records: Sequence[NewNativeRecord]
+) -> list[Rewind]:
+    """Take the user turns discarded by Codex rollbacks among ``records`` out of the
+    context. Call inside the transaction that stored ``records`` and their messages."""
+    rewinds: list[Rewind] = []
+    for record in records:
+        turns = _rollback_turns(record)
+        if turns is None or record.line_no is None:
+            continue
+        rewind = _roll_back(repos, conversation_id, record, turns)
+        if rewind is not None:
+            rewinds.append(rewind)
+    return rewinds
+
+
+def _rollback_turns(record: NewNativeRecord) -> int | None:
+    if record.record_type != "event_msg" or ROLLBACK_EVENT not in record.raw:
+        return None
+    payload = _payload(record.raw)
+    if payload is None or payload.get("type") != ROLLBACK_EVENT:
+        return None
+    turns = payload.get("num_turns")
+    return turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else None
+
+
+def _payload(raw: str) -> dict[str, object] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    payload = data.get("payload") if isinstance(data, dict) else None
+    return payload if isinstance(payload, dict) else None
+
+
+def _roll_back(
+    repos: Repositories, conversation_id: int, rollback: NewNativeRecord, turns: int
+) -> Rewind | None:
+    line = rollback.line_no or 0
+    earlier = [
+        r
+        for r in repos.messages.native_records(conversation_id)
+        if r.source_path == rollback.source_path and r.line_no is not None and r.line_no < line
+    ]
+    earlier.sort(key=lambda r: r.line_no or 0)
+    messages = {
+        m.id: m for m in repos.messages.get_many([r.message_id for r in earlier if r.message_id])
+    }
+    conversation = repos.conversations.get(conversation_id)
+    gone = abandoned_seqs(conversation.metadata if conversation else None)
+    # Each user turn starts at its prompt: the user message at or just before
+    # its user_message event (the event mirrors the prompt's response item).
+    starts: list[Message] = []
+    last_user: Message | None = None
+    for record in earlier:
+        message = messages.get(record.message_id) if record.message_id else None
+        if message is not None and message.role == "user":
+            last_user = message
+        if (
+            _is_user_turn(record)
+            and last_user is not None
+            and not is_abandoned(last_user.seq, gone)
+            and last_user not in starts
+        ):
+            starts.append(last_user)
+    if not starts:
+        return None
+    first = starts[-min(turns, len(starts))]
+    between = sorted(
+        {m.id: m for m in messages.values() if m.seq >= first.seq}.values(), key=lambda m: m.seq
+    )
+    if not between:
+        return None
+    return _take_out(repos, conversation_id, between, fork_seq=first.seq - 1, new_seq=None)
+
+
+def _is_user_turn(record: NativeRecord) -> bool:
+    if record.record_type != "event_msg" or "user_message" not in record.raw:
+        return False
+    payload = _payload(record.raw)
+    return payload is not None and payload.get("type") == "user_message"
+
+
 def _uuids(message: Message) -> list[str]:
     meta = message.metadata or {}
     found = [meta["uuid"]] if isinstance(meta.get("uuid"), str) else []
@@ -163,6 +261,17 @@ def _abandon(
     if not any(m.role != "tool" for m in between):
         # Only tool results in between: parallel tool calls, not a rewind.
         return None
+    return _take_out(repos, conversation_id, between, fork_seq=fork.seq, new_seq=new.seq)
+
+
+def _take_out(
+    repos: Repositories,
+    conversation_id: int,
+    between: Sequence[Message],
+    *,
+    fork_seq: int,
+    new_seq: int | None,
+) -> Rewind:
     removed = set(repos.context.remove_messages(conversation_id, [m.id for m in between]))
     seqs = sorted(m.seq for m in between if m.id in removed)
     conversation = repos.conversations.get(conversation_id)
@@ -174,8 +283,8 @@ def _abandon(
         {ABANDONED_KEY: [list(r) for r in ranges], "rewinds": count + 1},
     )
     return Rewind(
-        fork_seq=fork.seq,
-        new_seq=new.seq,
+        fork_seq=fork_seq,
+        new_seq=new_seq,
         abandoned=len(seqs),
         already_summarized=len(between) - len(seqs),
     )

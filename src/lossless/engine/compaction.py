@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -68,6 +68,7 @@ __all__ = [
     "blocked_cuts",
     "load_facts",
     "message_facts",
+    "pending_call_scan",
     "pending_call_start",
     "protected_start",
     "summarizer_from_config",
@@ -140,12 +141,21 @@ def load_facts(repos: Repositories, message_ids: Sequence[int]) -> dict[int, Mes
     return {m.id: message_facts(m, parts.get(m.id, [])) for m in messages}
 
 
-def blocked_cuts(items: Sequence[ContextItem], facts: Mapping[int, MessageFacts]) -> list[bool]:
+def blocked_cuts(
+    items: Sequence[ContextItem],
+    facts: Mapping[int, MessageFacts],
+    *,
+    used_before: Collection[str] = (),
+) -> list[bool]:
     """``blocked[i]`` is True when a cut just before item ``i`` would separate a
     tool_use from its tool_result (``len(items) + 1`` entries; the ends are free).
+
+    ``items`` may be only the newest part of a context: ``used_before`` names the
+    calls used by older items, whose results in ``items`` then block every cut
+    up to them (including the one before the first item, no end then).
     """
     n = len(items)
-    use_at: dict[str, int] = {}
+    use_at: dict[str, int] = dict.fromkeys(used_before, -1)
     diff = [0] * (n + 2)
     for index, item in enumerate(items):
         if item.message_id is None:
@@ -216,25 +226,36 @@ def pending_call_start(
     before that (an interrupted tool) will never be answered, and pinning it
     would pin everything after it.
     """
+    return pending_call_scan(items, facts)[0]
+
+
+def pending_call_scan(
+    items: Sequence[ContextItem], facts: Mapping[int, MessageFacts]
+) -> tuple[int | None, bool]:
+    """``pending_call_start`` and whether its scan stopped inside ``items``.
+
+    When ``items`` is only the newest part of a context, a scan that ran off
+    its start might have gone on over older items.
+    """
     answered: set[str] = set()
     found: int | None = None
     for index in range(len(items) - 1, -1, -1):
         item = items[index]
         if item.message_id is None:
-            break
+            return found, True
         fact = facts.get(item.message_id)
         if fact is None:
             continue
         answered.update(fact.tool_results)
         if fact.is_prompt:
-            break
+            return found, True
         if fact.role != "assistant":
             continue
         if any(call_id not in answered for call_id in fact.tool_uses):
             found = index
             continue
-        break
-    return found
+        return found, True
+    return found, False
 
 
 # --------------------------------------------------------------------- results

@@ -70,22 +70,30 @@ def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
     """Cheap test run by hooks: are there more raw tokens before the fresh tail
     than one leaf chunk? An upper bound of what the compactor will find (its
     protected tail may be wider); a false positive costs one idle worker poll.
+
+    Sums from the store and the newest items only: a hook must not list the
+    context of a long session that was never compacted.
     """
     chunk = config.leaf_chunk_tokens
-    if store.context.token_total(conversation_id) <= chunk:
+    stats = store.context.stats(conversation_id)
+    if stats.message_tokens <= chunk:
         return False
-    items = store.context.list(conversation_id)
     tail = config.fresh_tail_count
+    tail_tokens = 0
     seen = 0
-    cut = len(items)
-    for index in range(len(items) - 1, -1, -1):
-        if seen >= tail:
+    before: int | None = None
+    while seen < tail:
+        page = store.context.newest(conversation_id, before_ordinal=before, limit=tail + 16)
+        for item in reversed(page):
+            if seen >= tail:
+                break
+            if item.item_type == "message":
+                seen += 1
+                tail_tokens += item.token_count
+        if len(page) < tail + 16:
             break
-        if items[index].item_type == "message":
-            seen += 1
-        cut = index
-    raw = sum(i.token_count for i in items[:cut] if i.item_type == "message")
-    return raw > chunk
+        before = page[0].ordinal
+    return stats.message_tokens - tail_tokens > chunk
 
 
 def schedule_compaction(engine: Engine, conversations: Mapping[int, bool]) -> bool:

@@ -24,23 +24,16 @@ from lossless.engine.expand_query import (
     DEFAULT_QUERY_TOKENS,
     QueryAnswer,
 )
-from lossless.engine.ingest import (
-    FileImportResult,
-    Importer,
-    ImportReport,
-    MessagePrep,
-    ingest_messages,
-)
-from lossless.engine.sensitive import PatternBook, Redactors
 from lossless.errors import InputError, NotFoundError
 from lossless.models import Conversation, NewMessage
-from lossless.sources.base import SourceKind
 from lossless.store import open_store
 from lossless.store.contract import GrepHits, GrepMode, GrepScope, Store
 from lossless.tokens import CHARS_PER_TOKEN, TokenEstimator, estimate_tokens
 
-# Retrieval, compaction, assembly and the summarizers are imported where they
-# are used: ``lcm hook`` opens an Engine on every agent turn and only ingests.
+# Ingest (and with it redaction, whose detectors compile their patterns at
+# import), retrieval, compaction, assembly and the summarizers are imported
+# where they are used: ``lcm hook`` opens an Engine on every agent turn and
+# only ingests, ``lcm grep`` only reads.
 if TYPE_CHECKING:
     from lossless.engine import retrieval
     from lossless.engine.assembly import AssembledContext, Format
@@ -52,9 +45,12 @@ if TYPE_CHECKING:
     )
     from lossless.engine.dag import DagView
     from lossless.engine.embedding import EmbeddingRun, SemanticStatus
+    from lossless.engine.ingest import FileImportResult, Importer, ImportReport, MessagePrep
     from lossless.engine.operators.jobs import JobReport
     from lossless.engine.search import SearchResults
+    from lossless.engine.sensitive import Redactors
     from lossless.engine.status import Status
+    from lossless.sources.base import SourceKind
     from lossless.store.map_jobs import MapKind
     from lossless.summarize import Summarizer
     from lossless.summarize.completion import LanguageModel
@@ -147,6 +143,8 @@ class Engine:
     def redactors(self) -> Redactors:
         """Secret redaction per project: built-in detectors plus the user's patterns."""
         if self._redactors is None:
+            from lossless.engine.sensitive import PatternBook, Redactors
+
             self._redactors = Redactors(
                 PatternBook.load(self.config.home),
                 enabled=self.config.redaction_enabled,
@@ -180,6 +178,8 @@ class Engine:
         index of what it imports to ``build_search_index`` (or the worker), as
         ``lcm import`` does; otherwise each file's messages are indexed at once
         unless the backlog is large (``engine.indexing``)."""
+        from lossless.engine.ingest import Importer
+
         return Importer(
             self.store,
             redactors=self.redactors,
@@ -214,6 +214,8 @@ class Engine:
         *,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
+        from lossless.engine.ingest import ImportReport
+
         importer = self.importer()
         report = ImportReport()
         for kind, path in files:
@@ -228,6 +230,8 @@ class Engine:
         Messages are redacted, large content is stored apart, tokens are
         counted; all of it or nothing is stored.
         """
+        from lossless.engine.ingest import ingest_messages
+
         converted = [
             item if isinstance(item, NewMessage) else _message_from_dict(item) for item in messages
         ]

@@ -384,10 +384,10 @@ def render_resume(state: ResumeState, *, for_prompt: bool = True) -> str:
 
     # The checkpoint file may have been edited (or planted) since it was
     # written: every item is checked (and for a prompt escaped) again here.
-    def inert_line(text: str) -> str:
+    def item_line(text: str) -> str:
         return prompt_line(text, lead=RECORD_LEAD) if for_prompt else display_line(text)
 
-    goal = inert_line(cp.goal) if cp.goal else ""
+    goal = item_line(cp.goal) if cp.goal else ""
     lines = [
         f"# Resuming: {_clip(goal, 80)}",
         "",
@@ -410,23 +410,23 @@ def render_resume(state: ResumeState, *, for_prompt: bool = True) -> str:
         )
     lines.append("")
     for title, items in (("Decisions", cp.decisions), ("Open threads", cp.open_threads)):
-        kept = [inert_line(i) for i in items if _admissible(i)]
+        kept = [item_line(i) for i in items if _admissible(i)]
         if kept:
             lines.extend([f"## {title}", "", *(f"- {i}" for i in kept), ""])
     if cp.files_touched:
-        files = [inert_line(p).replace("`", "'") for p in cp.files_touched]
+        files = [item_line(p).replace("`", "'") for p in cp.files_touched]
         lines.extend(["## Files touched", "", *(f"- `{p}`" for p in files), ""])
     if state.summaries or state.missing_summary_ids:
         lines.extend(["## Summaries to expand", ""])
         lines.extend(
-            f"- {s.id} (depth {s.depth}): {inert_line(s.first_line)}" for s in state.summaries
+            f"- {s.id} (depth {s.depth}): {item_line(s.first_line)}" for s in state.summaries
         )
         lines.extend(f"- {s} (not in this store)" for s in state.missing_summary_ids)
         lines.append("")
     if state.memories:
         lines.extend(["## Project memories", ""])
         lines.extend(
-            f"- {inert_line(m.text)} [{m.id}]" for m in state.memories if _admissible(m.text)
+            f"- {item_line(m.text)} [{m.id}]" for m in state.memories if _admissible(m.text)
         )
         lines.append("")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ already stored is changed by a failed import (every batch is a transaction).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -25,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lossless.engine import indexing
-from lossless.engine.branches import follow_rewinds
+from lossless.engine.branches import ROLLBACK_EVENT, follow_rewinds, follow_rollbacks
 from lossless.engine.sensitive import Redactors, redact_raw_line, redact_records
-from lossless.errors import InputError
+from lossless.errors import InputError, LosslessError
 from lossless.models import Conversation, NewMessage, NewNativeRecord, SourceCursor
 from lossless.redact import Redactor
 from lossless.sources.base import ParseProblem, SessionInfo, SourceKind
@@ -160,6 +161,8 @@ class Importer:
         self.store = store
         self.redactors = redactors
         self.prepare = list(prepare)
+        #: The conversation the file being imported created, until it holds messages.
+        self._created: int | None = None
         self.project_override = project_override
         # A bulk import leaves the trigram index to whoever runs it afterwards
         # (engine.indexing); otherwise each file's messages are indexed at once.
@@ -205,7 +208,12 @@ class Importer:
             events, parse_progress = parser_for(kind).parse(
                 path, start_offset=start_offset, start_line=start_line, final=final
             )
-            self._consume(path, events, conversation, result, progress)
+            self._created = None
+            try:
+                self._consume(path, events, conversation, result, progress)
+            except BaseException:
+                self._discard_created()
+                raise
             result.pending_tail = parse_progress.pending_tail
             # What the parser left unread (an incomplete last line, or the last
             # message of a live session that may still grow) is read next time.
@@ -325,7 +333,27 @@ class Importer:
             return position
         return reported
 
+    def _discard_created(self) -> None:
+        """A write failed (a full disk): drop the conversation this file created, if empty.
+
+        Otherwise an empty conversation row would stay behind; the re-run
+        creates it again with its messages.
+        """
+        created, self._created = self._created, None
+        if created is None:
+            return
+        with contextlib.suppress(LosslessError, OSError):
+            self.store.conversations.discard_if_empty(created)
+
     def _conversation_for(self, info: SessionInfo) -> Conversation:
+        project = self.project_override or info.project or "unknown"
+        existing = self.store.conversations.find_by_session(info.session_id, project=project)
+        conversation = self._get_or_create(info, project)
+        if existing is None or existing.id != conversation.id:
+            self._created = conversation.id
+        return conversation
+
+    def _get_or_create(self, info: SessionInfo, project: str) -> Conversation:
         parent_id = None
         if info.parent_session_id:
             parent = self.store.conversations.find_by_session(info.parent_session_id)
@@ -336,7 +364,7 @@ class Importer:
         if info.parent_session_id:
             metadata["parent_session_id"] = info.parent_session_id
         return self.store.conversations.get_or_create(
-            project=self.project_override or info.project or "unknown",
+            project=project,
             session_id=info.session_id,
             client=info.client,
             title=info.title,
@@ -427,6 +455,9 @@ class Importer:
                 record_redactions(tx, conversation.id, counts)
             if branched and appended.inserted:
                 for rewind in follow_rewinds(tx, conversation.id, before, appended.inserted):
+                    result.rewinds.append(rewind.describe())
+            if any(ROLLBACK_EVENT in r.raw for r in records):
+                for rewind in follow_rollbacks(tx, conversation.id, records):
                     result.rewinds.append(rewind.describe())
         result.messages_added += len(appended.inserted)
         result.messages_skipped += appended.skipped

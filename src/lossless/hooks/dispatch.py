@@ -99,14 +99,14 @@ def main(
         if outcome.output:
             out.write(outcome.output)
             out.flush()
-        log_event(
-            config,
-            event,
-            payload,
-            "ok",
-            time.monotonic() - started,
-            "; ".join(outcome.notes + [f"config: {p.describe()}" for p in config.problems]),
-        )
+        notes = outcome.notes + [f"config: {p.describe()}" for p in config.problems]
+        if config.storage_size_cap_mb > 0 and config.storage_backend == "sqlite":
+            from lossless.size_cap import warn_once
+
+            warning = warn_once(config.db_path, config.log_dir, config.storage_size_cap_mb)
+            if warning is not None:
+                notes.append(f"size cap: {warning}")
+        log_event(config, event, payload, "ok", time.monotonic() - started, "; ".join(notes))
     except BaseException as exc:
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"

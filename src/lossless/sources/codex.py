@@ -119,7 +119,15 @@ def codex_session_info(path: Path) -> SessionInfo:
         )
     metadata = {
         key: meta_payload[key]
-        for key in ("originator", "cli_version", "source", "model_provider", "git")
+        # forked_from_id: a thread forked from another (its history copied in).
+        for key in (
+            "originator",
+            "cli_version",
+            "source",
+            "model_provider",
+            "git",
+            "forked_from_id",
+        )
         if meta_payload.get(key) is not None
     }
     session_id = meta_payload.get("id")

@@ -48,6 +48,7 @@ from typing import Any, Literal, Protocol
 from lossless.models import (
     JSON,
     ContextItem,
+    ContextStats,
     Conversation,
     LargeFile,
     Message,
@@ -217,6 +218,16 @@ class ConversationRepository(Protocol):
         """Return the conversation for (project, client, session_id), creating it once."""
         ...
 
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        """Delete a conversation that holds nothing at all; False (and kept) otherwise.
+
+        For an import whose first write failed (a full disk) after it created
+        the conversation: no empty row is left behind. A conversation with a
+        message, a native record, a summary or anything else pointing at it
+        is never deleted.
+        """
+        ...
+
     def get(self, conversation_id: int) -> Conversation | None: ...
 
     def find_by_session(
@@ -347,6 +358,20 @@ class MessageRepository(Protocol):
         """Replace a native record's raw line (redaction); ``NotFoundError`` if unknown."""
         ...
 
+    def store_texts_once(self, conversation_id: int) -> int:
+        """Re-store the conversation's parts and raw lines that were written in
+        full (before migration 0010) as references to their message's texts
+        where they repeat them (``lossless.store.stored_once``); what is read
+        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        ...
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        """Delete the raw transcript lines of messages created before
+        ``created_before`` (ISO 8601), keeping every message and part; records
+        that belong to no message are kept. Returns how many were (or, with
+        ``dry_run``, would be) deleted (``lcm gc --raw-older-than``)."""
+        ...
+
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         """Every message, part and native record of the conversation with its
         recorded content hash (``lcm verify`` recomputes and compares)."""
@@ -430,6 +455,32 @@ class ContextRepository(Protocol):
         ...
 
     def token_total(self, conversation_id: int) -> int: ...
+
+    def stats(self, conversation_id: int) -> ContextStats:
+        """Item count, token sum, summary count and raw-message token sum, in one query."""
+        ...
+
+    def newest(
+        self, conversation_id: int, *, before_ordinal: int | None = None, limit: int
+    ) -> builtins.list[ContextItem]:
+        """Up to ``limit`` items just older than ``before_ordinal`` (the newest when None),
+        ordered by ordinal: lets assembly read from the end back, never the whole context."""
+        ...
+
+    def tool_uses_before(
+        self, conversation_id: int, call_ids: Sequence[str], before_ordinal: int
+    ) -> set[str]:
+        """Those of ``call_ids`` used by a tool_use part of a raw message item older
+        than ``before_ordinal`` (a pair straddling the start of what assembly read)."""
+        ...
+
+    def prompt_candidates(
+        self, conversation_id: int, *, before_ordinal: int, limit: int
+    ) -> builtins.list[ContextItem]:
+        """Up to ``limit`` items older than ``before_ordinal``, newest first, that are
+        summaries or could be a user prompt: user-role messages with a part that is not
+        a tool_result, or with no parts. A prefilter only: the caller decides."""
+        ...
 
     def remove_messages(
         self, conversation_id: int, message_ids: Sequence[int]

@@ -1,66 +1,65 @@
-"""Full-text queries and snippets for the PostgreSQL backend, shaped like SQLite's FTS5.
+"""Snippets for the PostgreSQL backend's full-text hits, shaped like SQLite's FTS5 ones.
 
-A user's words become an OR of per-word phrases (as ``full_text_query`` does
-for FTS5): a question rarely shares every word with its answer, and ranking
-still puts messages holding more of the words first. Snippets are cut here
-rather than by ``ts_headline``, from the same notion of a word the index uses
-(runs of letters and digits, case and accents folded), so the highlighted
-words are the ones that matched and the excerpt looks like SQLite's.
+Snippets are cut here rather than by ``ts_headline``, from the same notion
+of a word the index uses (runs of letters and digits, case and accents
+folded, CJK characters one by one), so the excerpt looks like SQLite's. The
+index matches by stem and prefix (``lossless.store.lexical``); a word of
+the text is highlighted when it begins with the query word's root, which
+marks "parsers" and "parsing" for "parse" as FTS5's snippets do.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 
-from lossless.errors import InputError
-from lossless.store.stopwords import content_words
+from lossless.store.lexical import INDEXED_CHARS, fold, has_cjk
 
 SNIPPET_TOKENS = 16
-# Mirrors lcm.search_document: only this much of a text is indexed.
-INDEXED_CHARS = 100_000
-# More words than anyone types; bounds the size of the generated query.
-MAX_WORDS = 64
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK_CHAR = re.compile(r"[^\W_]")
+# Endings cut from a query word before comparing it with the text's words.
+_ENDINGS = ("ations", "ation", "ings", "ing", "ers", "er", "ies", "es", "ed", "s", "e", "y")
 
 
-def query_words(pattern: str) -> list[str]:
-    """The distinct words of a full-text pattern; ``InputError`` if there are none.
-
-    Stop words are left out when the pattern has other words, as on SQLite
-    (``lossless.store.stopwords``).
-    """
-    words = list(dict.fromkeys(_WORD.findall(pattern)))
-    if not words:
-        raise InputError(f"full-text pattern {pattern!r} has no searchable words")
-    return content_words(words)[:MAX_WORDS]
+def root(word: str) -> str:
+    """``word`` without one common English ending, keeping at least three letters."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
 
 
-def fold(token: str) -> str:
-    """Case- and accent-folded form of a token, as the index stores it."""
-    if token.isascii():
-        # Most tokens; casefold and lower agree on ASCII, which has no accents.
-        return token.lower()
-    return _fold_unicode(token)
-
-
-@functools.lru_cache(maxsize=4096)
-def _fold_unicode(token: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", token.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+def _tokens(text: str) -> list[tuple[int, int]]:
+    """Word spans as the index sees them: a CJK run is one word per character."""
+    spans: list[tuple[int, int]] = []
+    for m in _TOKEN.finditer(text):
+        if has_cjk(m.group(0)):
+            spans.extend((m.start() + i, m.start() + i + 1) for i in range(len(m.group(0))))
+        else:
+            spans.append((m.start(), m.end()))
+    return spans
 
 
 def snippet(content: str, words: list[str], width: int = SNIPPET_TOKENS) -> str:
     """An excerpt of about ``width`` words around the densest run of matches, in brackets."""
     text = content[:INDEXED_CHARS]
-    terms = {fold(t) for w in words for t in _TOKEN.findall(w)}
-    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    exact: set[str] = set()
+    roots: list[str] = []
+    for w in words:
+        for t in _TOKEN.findall(w):
+            if has_cjk(t):
+                exact.update(_CJK_CHAR.findall(t))
+            elif t.isascii() and t.isalpha():
+                roots.append(root(fold(t)))
+            else:
+                exact.add(fold(t))
+    starts = tuple(roots)
+    tokens = _tokens(text)
     if not tokens:
         return text[:200]
-    hits = [fold(text[s:e]) in terms for s, e in tokens]
+    folded = [fold(text[s:e]) for s, e in tokens]
+    hits = [t in exact or (bool(starts) and t.startswith(starts)) for t in folded]
     start = 0
     if len(tokens) > width:
         best = count = sum(hits[:width])
@@ -73,8 +72,13 @@ def snippet(content: str, words: list[str], width: int = SNIPPET_TOKENS) -> str:
     cursor = 0 if start == 0 else tokens[start][0]
     for i in range(start, end):
         s, e = tokens[i]
-        pieces.append(text[cursor:s])
-        pieces.append(f"[{text[s:e]}]" if hits[i] else text[s:e])
+        between = text[cursor:s]
+        if hits[i] and i > start and hits[i - 1] and not between:
+            # Side by side (CJK characters): one bracket, as FTS5 marks a phrase.
+            pieces[-1] = pieces[-1][:-1] + text[s:e] + "]"
+        else:
+            pieces.append(between)
+            pieces.append(f"[{text[s:e]}]" if hits[i] else text[s:e])
         cursor = e
     if end == len(tokens):
         pieces.append(text[cursor:])

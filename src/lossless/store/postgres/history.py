@@ -39,6 +39,12 @@ from lossless.store.rows import (
     check_text,
     dumps_json,
 )
+from lossless.store.stored_once import (
+    MIN_SHARED_CHARS,
+    expand_raw,
+    part_offset,
+    template_raw,
+)
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
 
@@ -80,6 +86,26 @@ class Conversations(Repo):
                 ).fetchone()
             assert row is not None
             return to_conversation(row)
+
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        from psycopg import errors as pg_errors
+
+        with self.s._atomic() as conn:
+            if conn.execute(
+                "SELECT 1 FROM messages WHERE conversation_id = %s LIMIT 1", [conversation_id]
+            ).fetchone():
+                return False
+            try:
+                # Every other table pointing at a conversation does so by a
+                # foreign key: a row anywhere refuses the delete (a savepoint
+                # keeps the refusal from aborting the transaction).
+                with conn.transaction():
+                    deleted = conn.execute(
+                        "DELETE FROM conversations WHERE id = %s", [conversation_id]
+                    ).rowcount
+            except pg_errors.ForeignKeyViolation:
+                return False
+            return bool(deleted)
 
     def get(self, conversation_id: int) -> Conversation | None:
         row = self.s._q1("SELECT * FROM conversations WHERE id = %s", [conversation_id])
@@ -206,28 +232,40 @@ class Messages(Repo):
                     ],
                 )
             }
-            parts = [(ids[seq], i, p) for seq, m, _, _ in planned for i, p in enumerate(m.parts)]
+            # A part text that is a piece of the content refers to it (stored_once).
+            parts = [
+                (ids[seq], i, p, part_offset(m.content, p.text))
+                for seq, m, _, _ in planned
+                for i, p in enumerate(m.parts)
+            ]
             if parts:
                 conn.execute(
                     "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
-                    "tool_call_id, metadata, content_hash) SELECT * FROM unnest(%s::bigint[], "
-                    "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::json[], "
-                    "%s::text[])",
+                    "tool_call_id, metadata, content_hash, text_start, text_len) "
+                    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], "
+                    "%s::text[], %s::text[], %s::json[], %s::text[], %s::integer[], "
+                    "%s::integer[])",
                     [
-                        [mid for mid, _, _ in parts],
-                        [i for _, i, _ in parts],
-                        [p.kind for _, _, p in parts],
-                        [p.text for _, _, p in parts],
-                        [p.tool_name for _, _, p in parts],
-                        [p.tool_call_id for _, _, p in parts],
-                        [dumps_json(p.metadata) for _, _, p in parts],
+                        [mid for mid, _, _, _ in parts],
+                        [i for _, i, _, _ in parts],
+                        [p.kind for _, _, p, _ in parts],
+                        [p.text if at is None else None for _, _, p, at in parts],
+                        [p.tool_name for _, _, p, _ in parts],
+                        [p.tool_call_id for _, _, p, _ in parts],
+                        [dumps_json(p.metadata) for _, _, p, _ in parts],
                         [
                             part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)
-                            for _, _, p in parts
+                            for _, _, p, _ in parts
                         ],
+                        [at for _, _, _, at in parts],
+                        [None if at is None else len(p.text or "") for _, _, p, at in parts],
                     ],
                 )
-            records = [(ids[seq], r) for seq, m, _, _ in planned for r in m.native_records]
+            records = [
+                (ids[seq], r, template_raw(r.raw, m.content, [p.text for p in m.parts]))
+                for seq, m, _, _ in planned
+                for r in m.native_records
+            ]
             if records:
                 _insert_records(conn, conversation_id, records)
         inserted = [
@@ -251,7 +289,7 @@ class Messages(Repo):
         if not records:
             return 0
         with self.s._atomic() as conn:
-            return _insert_records(conn, conversation_id, [(None, r) for r in records])
+            return _insert_records(conn, conversation_id, [(None, r, None) for r in records])
 
     def get(self, message_id: int) -> Message | None:
         row = self.s._q1(f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = %s", [message_id])
@@ -292,7 +330,8 @@ class Messages(Repo):
         if not result:
             return result
         for r in self.s._q(
-            "SELECT * FROM message_parts WHERE message_id = ANY(%s) ORDER BY message_id, ordinal",
+            f"SELECT {_PART_COLUMNS} FROM message_parts p JOIN messages m ON m.id = p.message_id "
+            "WHERE p.message_id = ANY(%s) ORDER BY p.message_id, p.ordinal",
             [builtins.list(result)],
         ):
             result[r["message_id"]].append(rows.part(r, already_decoded))
@@ -306,7 +345,10 @@ class Messages(Repo):
         if message_id is not None:
             sql += " AND message_id = %s"
             params.append(message_id)
-        return [rows.native_record(r, r["raw"]) for r in self.s._q(sql + " ORDER BY id", params)]
+        records = self.s._q(sql + " ORDER BY id", params)
+        return [
+            rows.native_record(r, raw) for r, raw in zip(records, self._raws(records), strict=True)
+        ]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         for key in keys:
@@ -339,12 +381,13 @@ class Messages(Repo):
     ) -> dict[str, NativeRecord]:
         if not keys:
             return {}
+        records = self.s._q(
+            "SELECT * FROM native_records WHERE conversation_id = %s AND native_key = ANY(%s)",
+            [conversation_id, list(dict.fromkeys(keys))],
+        )
         return {
-            r["native_key"]: rows.native_record(r, r["raw"])
-            for r in self.s._q(
-                "SELECT * FROM native_records WHERE conversation_id = %s AND native_key = ANY(%s)",
-                [conversation_id, list(dict.fromkeys(keys))],
-            )
+            r["native_key"]: rows.native_record(r, raw)
+            for r, raw in zip(records, self._raws(records), strict=True)
         }
 
     def count(self, conversation_id: int | None = None) -> int:
@@ -377,6 +420,7 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic() as conn:
+            self._materialize(conn, message_id)
             # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = conn.execute(
                 "UPDATE messages SET content = %s, metadata = %s::json WHERE id = %s "
@@ -429,31 +473,134 @@ class Messages(Repo):
                 (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
             )
             for r in self.s._q(
-                "SELECT p.message_id, p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, "
-                "p.content_hash FROM message_parts p JOIN messages m ON m.id = p.message_id "
+                f"SELECT p.message_id, p.ordinal, p.kind, {_PART_TEXT} AS text, p.tool_name, "
+                "p.tool_call_id, p.content_hash FROM message_parts p "
+                "JOIN messages m ON m.id = p.message_id "
                 "WHERE m.conversation_id = %s ORDER BY m.seq, p.ordinal",
                 [conversation_id],
             )
         ]
+        records = self.s._q(
+            "SELECT id, message_id, raw, raw_hash, raw_template FROM native_records "
+            "WHERE conversation_id = %s ORDER BY id",
+            [conversation_id],
+        )
         out += [
-            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (r["raw"],))
-            for r in self.s._q(
-                "SELECT id, message_id, raw, raw_hash FROM native_records "
-                "WHERE conversation_id = %s ORDER BY id",
-                [conversation_id],
-            )
+            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (raw,))
+            for r, raw in zip(records, self._raws(records), strict=True)
         ]
         return out
+
+    def _texts(
+        self, message_ids: Sequence[int]
+    ) -> dict[int, tuple[str, builtins.list[str | None]]]:
+        """Each message's content and part texts by ordinal (what templates refer to)."""
+        ids = builtins.list(dict.fromkeys(message_ids))
+        found: dict[int, tuple[str, builtins.list[str | None]]] = {
+            int(r["id"]): (r["content"], [])
+            for r in self.s._q("SELECT id, content FROM messages WHERE id = ANY(%s)", [ids])
+        }
+        for r in self.s._q(
+            f"SELECT p.message_id, {_PART_TEXT} AS text FROM message_parts p "
+            "JOIN messages m ON m.id = p.message_id WHERE p.message_id = ANY(%s) "
+            "ORDER BY p.message_id, p.ordinal",
+            [ids],
+        ):
+            found[int(r["message_id"])][1].append(r["text"])
+        return found
+
+    def _raws(self, records: Sequence[Any]) -> builtins.list[str]:
+        """The raw lines of native record rows, templates rebuilt."""
+        templated = [int(r["message_id"]) for r in records if r["raw_template"]]
+        texts = self._texts(templated) if templated else {}
+        out = []
+        for r in records:
+            raw = r["raw"]
+            if r["raw_template"]:
+                content, parts = texts[int(r["message_id"])]
+                raw = expand_raw(raw, content, parts)
+            out.append(raw)
+        return out
+
+    def _materialize(self, conn: Conn, message_id: int) -> None:
+        """Store the message's referring parts and raw lines verbatim again, so a
+        rewrite of its texts cannot change them (see ``lossless.store.stored_once``)."""
+        records = conn.execute(
+            "SELECT id, message_id, raw, raw_template FROM native_records "
+            "WHERE message_id = %s AND raw_template",
+            [message_id],
+        ).fetchall()
+        for r, raw in zip(records, self._raws(records), strict=True):
+            conn.execute(
+                "UPDATE native_records SET raw = %s, raw_template = false WHERE id = %s",
+                [raw, r["id"]],
+            )
+        conn.execute(
+            "UPDATE message_parts p SET text = substr(m.content, p.text_start + 1, p.text_len), "
+            "text_start = NULL, text_len = NULL FROM messages m "
+            "WHERE m.id = p.message_id AND p.message_id = %s AND p.text_start IS NOT NULL",
+            [message_id],
+        )
 
     def rewrite_native_record(self, record_id: int, raw: str) -> None:
         check_text(raw, "native record")
         with self.s._atomic() as conn:
             cur = conn.execute(
-                "UPDATE native_records SET raw = %s, raw_hash = %s WHERE id = %s",
+                "UPDATE native_records SET raw = %s, raw_hash = %s, raw_template = false "
+                "WHERE id = %s",
                 [raw, raw_hash(raw), record_id],
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
+
+    def store_texts_once(self, conversation_id: int) -> int:
+        with self.s._atomic() as conn:
+            parts = [
+                (start, len(r["text"]), r["message_id"], r["ordinal"])
+                for r in conn.execute(
+                    "SELECT p.message_id, p.ordinal, p.text, m.content FROM message_parts p "
+                    "JOIN messages m ON m.id = p.message_id WHERE m.conversation_id = %s "
+                    "AND p.text_start IS NULL AND length(p.text) >= %s",
+                    [conversation_id, MIN_SHARED_CHARS],
+                ).fetchall()
+                if (start := part_offset(r["content"], r["text"])) is not None
+            ]
+            if parts:
+                conn.cursor().executemany(
+                    "UPDATE message_parts SET text = NULL, text_start = %s, text_len = %s "
+                    "WHERE message_id = %s AND ordinal = %s",
+                    parts,
+                )
+            records = conn.execute(
+                "SELECT id, message_id, raw FROM native_records "
+                "WHERE conversation_id = %s AND NOT raw_template AND message_id IS NOT NULL",
+                [conversation_id],
+            ).fetchall()
+            texts = self._texts([r["message_id"] for r in records])
+            updates = []
+            for r in records:
+                found = texts.get(r["message_id"])
+                template = template_raw(r["raw"], *found) if found is not None else None
+                if template is not None:
+                    updates.append((template, r["id"]))
+            if updates:
+                conn.cursor().executemany(
+                    "UPDATE native_records SET raw = %s, raw_template = true WHERE id = %s",
+                    updates,
+                )
+        return len(parts) + len(updates)
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        where = (
+            "FROM native_records WHERE message_id IN "
+            "(SELECT id FROM messages WHERE created_at < %s)"
+        )
+        with self.s._atomic() as conn:
+            row = conn.execute(f"SELECT count(*) AS n {where}", [created_before]).fetchone()
+            count = int(row["n"]) if row else 0
+            if count and not dry_run:
+                conn.execute(f"DELETE {where}", [created_before])
+        return count
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(conversation_ids, 0)
@@ -468,24 +615,40 @@ class Messages(Repo):
 
 
 def _insert_records(
-    conn: Conn, conversation_id: int, records: Sequence[tuple[int | None, NewNativeRecord]]
+    conn: Conn,
+    conversation_id: int,
+    records: Sequence[tuple[int | None, NewNativeRecord, str | None]],
 ) -> int:
+    """Insert ``(message id, record, template or None)`` rows (see stored_once)."""
     cur = conn.execute(
         "INSERT INTO native_records(conversation_id, message_id, native_key, record_type, raw, "
-        "source_path, line_no, byte_offset, raw_hash) SELECT %s, u.* FROM unnest(%s::bigint[], "
+        "source_path, line_no, byte_offset, raw_hash, raw_template) "
+        "SELECT %s, u.* FROM unnest(%s::bigint[], "
         "%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], "
-        "%s::text[]) AS u "
+        "%s::text[], %s::boolean[]) AS u "
         "ON CONFLICT (conversation_id, native_key) DO NOTHING",
         [
             conversation_id,
-            [mid for mid, _ in records],
-            [r.native_key for _, r in records],
-            [r.record_type for _, r in records],
-            [r.raw for _, r in records],
-            [r.source_path for _, r in records],
-            [r.line_no for _, r in records],
-            [r.byte_offset for _, r in records],
-            [raw_hash(r.raw) for _, r in records],
+            [mid for mid, _, _ in records],
+            [r.native_key for _, r, _ in records],
+            [r.record_type for _, r, _ in records],
+            [r.raw if t is None else t for _, r, t in records],
+            [r.source_path for _, r, _ in records],
+            [r.line_no for _, r, _ in records],
+            [r.byte_offset for _, r, _ in records],
+            [raw_hash(r.raw) for _, r, _ in records],
+            [t is not None for _, _, t in records],
         ],
     )
     return max(cur.rowcount, 0)
+
+
+# A part's text: stored, or the piece of its message's content it refers to.
+_PART_TEXT = (
+    "CASE WHEN p.text_start IS NULL THEN p.text "
+    "ELSE substr(m.content, p.text_start + 1, p.text_len) END"
+)
+_PART_COLUMNS = (
+    f"p.message_id, p.ordinal, p.kind, {_PART_TEXT} AS text, p.tool_name, p.tool_call_id, "
+    "p.metadata, p.content_hash"
+)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lossless.errors import InputError, NotFoundError
-from lossless.store import inputs, rows
+from lossless.store import inputs, lexical, rows
 from lossless.store.contract import (
     Memory,
     MemoryHit,
@@ -25,7 +25,6 @@ from lossless.store.contract import (
     NewMemory,
     memory_text_hash,
 )
-from lossless.store.postgres import fulltext
 from lossless.timeutil import utc_now_iso
 
 if TYPE_CHECKING:
@@ -159,10 +158,10 @@ class Memories:
     ) -> builtins.list[MemoryHit]:
         rows.check_text(query, "memory search query")
         rows.check_text(project, "project")
-        words = fulltext.query_words(query)
+        words = lexical.words(query)
         if limit <= 0:
             return []
-        tsquery = " || ".join(["search_word(%s)"] * len(words))
+        tsquery = " || ".join("search_prefix(%s)" if w.prefix else "search_word(%s)" for w in words)
         where = ""
         params: builtins.list[Any] = []
         if project is not None:
@@ -176,7 +175,7 @@ class Memories:
             f"FROM memories m, (SELECT {tsquery} AS q) AS q "
             f"WHERE m.search_document @@ q.q{where} "
             "ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s",
-            [*words, *params, limit],
+            [*(w.text for w in words), *params, limit],
         )
         return [MemoryHit(_memory(r), score=float(r["score"])) for r in found_rows]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from typing import Any
 
@@ -12,7 +13,7 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
-from lossless.store import rows
+from lossless.store import lexical, rows
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
@@ -40,6 +41,8 @@ REGEX_CURSOR_PAGE = 1_000
 # that started it (ranks are negative, best lowest), while a much better
 # sub-agent match still comes first.
 _SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
+# The most candidates one full-text pass orders by exactness (lexical.best_page).
+_MAX_CANDIDATES = 4_000
 
 
 class Search(Repo):
@@ -57,9 +60,9 @@ class Search(Repo):
         check_text(query.session_id, "session id")
         check_text(query.project, "project")
         check_text(query.since, "since")
-        words: list[str] = []
+        words: list[lexical.Word] = []
         if query.mode == "full_text":
-            words = fulltext.query_words(query.pattern)
+            words = lexical.words(query.pattern)
         else:
             compile_user_regex(query.pattern)
         limit = max(0, query.limit)
@@ -68,7 +71,7 @@ class Search(Repo):
         with self.s._pinned():
             return self._grep(query, words, limit)
 
-    def _grep(self, query: GrepQuery, words: builtins.list[str], limit: int) -> GrepHits:
+    def _grep(self, query: GrepQuery, words: builtins.list[lexical.Word], limit: int) -> GrepHits:
         budget = ScanBudget(query.time_budget_s)
         hits: list[SearchHit] = []
         if query.mode == "full_text":
@@ -108,62 +111,31 @@ class Search(Repo):
         return sql, params
 
     def _full_text(
-        self, query: GrepQuery, words: builtins.list[str], limit: int, *, kind: str
+        self, query: GrepQuery, words: builtins.list[lexical.Word], limit: int, *, kind: str
     ) -> builtins.list[SearchHit]:
+        """As on SQLite: every word (AND) first, then any word (OR) if the page is short.
+
+        Ranking is the costly part and one common word matches a large share
+        of the store; all the words together match few rows. Each pass's
+        candidates come best first by ``ts_rank`` and are ordered by
+        ``lexical.best_page`` (exact words first).
+        """
         where, params = self._filters(query, kind)
-        if kind == "message":
-            alias, table, at = "m", "messages", "created_at"
-        else:
-            alias, table, at = "s", "summaries", "latest_at"
-        either = " || ".join(["search_word(%s)"] * len(words))
-        every = " && ".join(["search_word(%s)"] * len(words))
-        # Ranked by the any-word query in every pass, so that a row's rank
-        # does not depend on the pass that found it. ts_rank is
-        # higher-is-better; negated so that, as with FTS5's bm25 rank,
-        # ascending order puts the best hit first, and halved for a
-        # sub-agent's match as on SQLite.
-        ranked = (
-            f"SELECT {alias}.id, {alias}.{at} AS at, "
-            f"-ts_rank({alias}.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
-            f"FROM {table} {alias} JOIN conversations c ON c.id = {alias}.conversation_id, q "
-            "WHERE {gate}" + f"{alias}.search_document @@ q.{{match}}{where} "
-            f"ORDER BY rank, {alias}.{at} DESC NULLS LAST, {alias}.id DESC LIMIT %s"
-        )
-        if len(words) == 1:
-            passes = f"r AS ({ranked.format(gate='', match='q')})"
-            pass_params = [*params, limit]
-        else:
-            # As on SQLite (full_text_passes): rows holding every word first,
-            # then rows holding any word only if that left the page short (the
-            # gate is evaluated once; when it fails, that scan never runs).
-            # Ranking is the costly part and one common word matches a large
-            # share of the store; all the words together match few rows.
-            passes = (
-                f"every AS ({ranked.format(gate='', match='every')}), "
-                "anyword AS ("
-                + ranked.format(gate="(SELECT count(*) FROM every) < %s AND ", match="q")
-                + "), r AS (SELECT * FROM every UNION ALL "
-                "SELECT * FROM anyword WHERE id NOT IN (SELECT id FROM every))"
+        found: dict[Any, dict[str, Any]] = {}
+        passes = ["every", "q"] if len(words) > 1 else ["q"]
+        for match in passes:
+            page = lexical.best_page(
+                functools.partial(self._best, kind, words, match, where, params),
+                words,
+                limit,
+                "at",
+                max_window=_MAX_CANDIDATES,
             )
-            pass_params = [*params, limit, limit, *params, limit]
-        columns = (
-            "m.id, m.conversation_id, m.seq, m.role"
-            if kind == "message"
-            else "s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role"
-        )
-        # The content (for snippets) is read for the page only: read beside
-        # the rank, it was fetched for every candidate.
-        sql = (
-            f"WITH q AS MATERIALIZED (SELECT {either} AS q"
-            + (f", {every} AS every" if len(words) > 1 else "")
-            + f"), {passes} "
-            f"SELECT {columns}, r.at, left({alias}.content, {fulltext.INDEXED_CHARS}) AS content, "
-            f"c.session_id, c.project, r.rank FROM r JOIN {table} {alias} ON {alias}.id = r.id "
-            f"JOIN conversations c ON c.id = {alias}.conversation_id "
-            f"ORDER BY r.rank, r.at DESC NULLS LAST, r.id DESC"
-        )
-        query_params = [*words, *words] if len(words) > 1 else [*words]
-        rows = self.s._q(sql, [*query_params, *pass_params])
+            for r in page:
+                found.setdefault(r["id"], r)
+            if len(found) >= limit:
+                break
+        texts = [w.text for w in words]
         return [
             SearchHit(
                 kind="message" if kind == "message" else "summary",
@@ -171,14 +143,58 @@ class Search(Repo):
                 conversation_id=r["conversation_id"],
                 role=r["role"],
                 created_at=r["at"],
-                snippet=one_line(fulltext.snippet(r["content"], words)),
+                snippet=one_line(fulltext.snippet(r["content"], texts)),
                 rank=float(r["rank"]),
                 seq=r["seq"],
                 session_id=r["session_id"],
                 project=r["project"],
             )
-            for r in rows
+            for r in found.values()
         ]
+
+    def _best(
+        self,
+        kind: str,
+        words: builtins.list[lexical.Word],
+        match: str,
+        where: str,
+        params: builtins.list[Any],
+        window: int,
+    ) -> builtins.list[dict[str, Any]]:
+        """The ``window`` best rows holding every word (``match='every'``) or any ('q')."""
+        if kind == "message":
+            alias, table, at = "m", "messages", "created_at"
+            columns = "m.id, m.conversation_id, m.seq, m.role"
+        else:
+            alias, table, at = "s", "summaries", "latest_at"
+            columns = "s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role"
+        terms = [("search_prefix(%s)" if w.prefix else "search_word(%s)", w.text) for w in words]
+        either = " || ".join(t for t, _ in terms)
+        every = " && ".join(t for t, _ in terms)
+        # Ranked by the any-word query in every pass, so that a row's rank
+        # does not depend on the pass that found it. ts_rank is
+        # higher-is-better; negated so that, as with FTS5's bm25 rank,
+        # ascending order puts the best hit first, and halved for a
+        # sub-agent's match as on SQLite. The content (for snippets and
+        # exactness) is read for the window's rows only.
+        sql = (
+            f"WITH q AS MATERIALIZED (SELECT {either} AS q"
+            + (f", {every} AS every" if match == "every" else "")
+            + "), r AS ("
+            f"SELECT {alias}.id, {alias}.{at} AS at, "
+            f"-ts_rank({alias}.search_document, q.q, 1)::float8 * {_SUBAGENT_WEIGHT} AS rank "
+            f"FROM {table} {alias} JOIN conversations c ON c.id = {alias}.conversation_id, q "
+            f"WHERE {alias}.search_document @@ q.{match}{where} "
+            f"ORDER BY rank, {alias}.{at} DESC NULLS LAST, {alias}.id DESC LIMIT %s) "
+            f"SELECT {columns}, r.at, r.rank, "
+            f"left({alias}.content, {lexical.INDEXED_CHARS}) AS content, "
+            f"c.session_id, c.project FROM r JOIN {table} {alias} ON {alias}.id = r.id "
+            f"JOIN conversations c ON c.id = {alias}.conversation_id "
+            f"ORDER BY r.rank, r.at DESC NULLS LAST, r.id DESC"
+        )
+        values = [text for _, text in terms]
+        query_params = [*values, *values] if match == "every" else values
+        return [dict(r) for r in self.s._q(sql, [*query_params, *params, window])]
 
     def _regex(
         self, query: GrepQuery, limit: int, budget: ScanBudget, *, kind: str

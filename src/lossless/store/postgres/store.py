@@ -109,7 +109,7 @@ class PostgresStore:
                     self._history = migrate_schema(conn, where=self.target.where).history
                 else:
                     self._history = check_current(conn, where=self.target.where)
-            # Migration 0009 creates the vector table only where pgvector exists.
+            # Migration 0011 creates the vector table only where pgvector exists.
             row = conn.execute("SELECT to_regclass('lcm.embeddings') IS NOT NULL AS ok").fetchone()
             if row is not None and row["ok"]:
                 self.capabilities = dataclasses.replace(

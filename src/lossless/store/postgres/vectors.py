@@ -1,7 +1,7 @@
 """Embedding vectors on PostgreSQL (``lossless.store.contract.VectorRepository``).
 
 pgvector's ``vector(384)`` column with an HNSW cosine index (migration
-0009), laid out as on SQLite. A search asks the index for more rows than it
+0011), laid out as on SQLite. A search asks the index for more rows than it
 returns (an item's chunks count once) and, with filters, lets pgvector's
 iterative scan go on until enough rows pass them. Only where the server has
 pgvector (``PostgresStore.capabilities.vector_search``).

@@ -13,6 +13,7 @@ from lossless.errors import (
 )
 from lossless.models import (
     ContextItem,
+    ContextStats,
     Message,
     NewSummary,
     Summary,
@@ -23,6 +24,9 @@ from lossless.store.rows import (
     dumps_json,
 )
 from lossless.store.sqlite.repository import Repo, to_summary
+
+# Larger than any ordinal: `newest` without a bound reads from the very end.
+_END = 2**62
 
 
 class Summaries(Repo):
@@ -215,6 +219,75 @@ class Context(Repo):
             (conversation_id,),
         )
         return int(row["n"]) if row else 0
+
+    def stats(self, conversation_id: int) -> ContextStats:
+        row = self.s._q1(
+            "SELECT count(*) AS items, coalesce(sum(token_count), 0) AS tokens, "
+            "coalesce(sum(CASE WHEN item_type = 'summary' THEN 1 ELSE 0 END), 0) AS summaries, "
+            "coalesce(sum(CASE WHEN item_type = 'message' THEN token_count ELSE 0 END), 0) "
+            "AS message_tokens FROM context_items WHERE conversation_id = ?",
+            (conversation_id,),
+        )
+        if row is None:  # pragma: no cover - an aggregate always answers one row
+            return ContextStats(0, 0, 0, 0)
+        return ContextStats(
+            items=int(row["items"]),
+            tokens=int(row["tokens"]),
+            summaries=int(row["summaries"]),
+            message_tokens=int(row["message_tokens"]),
+        )
+
+    def newest(
+        self, conversation_id: int, *, before_ordinal: int | None = None, limit: int
+    ) -> builtins.list[ContextItem]:
+        if limit <= 0:
+            return []
+        found = [
+            rows.context_item(r)
+            for r in self.s._q(
+                "SELECT * FROM context_items WHERE conversation_id = ? AND ordinal < ? "
+                "ORDER BY ordinal DESC LIMIT ?",
+                (conversation_id, _END if before_ordinal is None else before_ordinal, limit),
+            )
+        ]
+        found.reverse()
+        return found
+
+    def tool_uses_before(
+        self, conversation_id: int, call_ids: Sequence[str], before_ordinal: int
+    ) -> set[str]:
+        wanted = sorted(set(call_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.s._q(
+                "SELECT DISTINCT p.tool_call_id AS id FROM message_parts p "
+                "JOIN context_items c ON c.message_id = p.message_id "
+                f"WHERE p.tool_call_id IN ({marks}) AND p.kind = 'tool_use' "
+                "AND c.conversation_id = ? AND c.ordinal < ?",
+                (*chunk, conversation_id, before_ordinal),
+            ):
+                found.add(str(r["id"]))
+        return found
+
+    def prompt_candidates(
+        self, conversation_id: int, *, before_ordinal: int, limit: int
+    ) -> builtins.list[ContextItem]:
+        if limit <= 0:
+            return []
+        return [
+            rows.context_item(r)
+            for r in self.s._q(
+                "SELECT c.* FROM context_items c LEFT JOIN messages m ON m.id = c.message_id "
+                "WHERE c.conversation_id = ? AND c.ordinal < ? AND (c.item_type = 'summary' "
+                "OR (m.role = 'user' AND (EXISTS (SELECT 1 FROM message_parts p "
+                "WHERE p.message_id = m.id AND p.kind <> 'tool_result') "
+                "OR NOT EXISTS (SELECT 1 FROM message_parts p WHERE p.message_id = m.id)))) "
+                "ORDER BY c.ordinal DESC LIMIT ?",
+                (conversation_id, before_ordinal, limit),
+            )
+        ]
 
     def remove_messages(
         self, conversation_id: int, message_ids: Sequence[int]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from lossless.models import (
     NativeRecord,
     NewMessage,
     NewNativeRecord,
+    NewPart,
     Part,
 )
 from lossless.store import inputs, rows
@@ -38,6 +40,12 @@ from lossless.store.sqlite.repository import (
     to_conversation,
     to_message,
     unpack_raw,
+)
+from lossless.store.stored_once import (
+    MIN_SHARED_CHARS,
+    expand_raw,
+    part_offset,
+    template_raw,
 )
 from lossless.timeutil import utc_now_iso
 from lossless.tokens import estimate_tokens
@@ -84,6 +92,26 @@ class Conversations(Repo):
                 row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (cur.lastrowid,))
             assert row is not None
             return to_conversation(row)
+
+    def discard_if_empty(self, conversation_id: int) -> bool:
+        with self.s._atomic():
+            if self.s._q1(
+                "SELECT 1 FROM messages WHERE conversation_id = ? LIMIT 1", (conversation_id,)
+            ):
+                return False
+            try:
+                # Every other table pointing at a conversation does so by a
+                # foreign key (enforced): a row anywhere refuses the delete.
+                self.db.execute("SAVEPOINT discard_if_empty")
+                deleted = self.db.execute(
+                    "DELETE FROM conversations WHERE id = ?", (conversation_id,)
+                ).rowcount
+                self.db.execute("RELEASE discard_if_empty")
+            except sqlite3.IntegrityError:
+                self.db.execute("ROLLBACK TO discard_if_empty")
+                self.db.execute("RELEASE discard_if_empty")
+                return False
+            return bool(deleted)
 
     def get(self, conversation_id: int) -> Conversation | None:
         row = self.s._q1("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
@@ -186,23 +214,12 @@ class Messages(Repo):
                 if m.parts:
                     self.db.executemany(
                         "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
-                        "tool_call_id, metadata, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            (
-                                message_id,
-                                i,
-                                p.kind,
-                                p.text,
-                                p.tool_name,
-                                p.tool_call_id,
-                                dumps_json(p.metadata),
-                                part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
-                            )
-                            for i, p in enumerate(m.parts)
-                        ],
+                        "tool_call_id, metadata, content_hash, text_start, text_len) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [_part_row(message_id, i, p, m.content) for i, p in enumerate(m.parts)],
                     )
                 if m.native_records:
-                    self._insert_records(conversation_id, message_id, m.native_records)
+                    self._insert_records(conversation_id, message_id, m.native_records, m)
                 inserted.append(
                     Message(
                         id=message_id,
@@ -225,37 +242,79 @@ class Messages(Repo):
         """Add messages first_id..last_id to the word index in one pass.
 
         The trigram index follows later (``search.catch_up``): see migration 0005.
+        The word index reads the text through ``messages_words`` (migration 0009).
         """
         self.db.execute(
             "INSERT INTO messages_fts(rowid, content) "
-            "SELECT id, content FROM messages WHERE id BETWEEN ? AND ?",
+            "SELECT id, content FROM messages_words WHERE id BETWEEN ? AND ?",
             (first_id, last_id),
         )
 
     def _insert_records(
-        self, conversation_id: int, message_id: int | None, records: Sequence[NewNativeRecord]
+        self,
+        conversation_id: int,
+        message_id: int | None,
+        records: Sequence[NewNativeRecord],
+        message: NewMessage | None = None,
     ) -> int:
-        before = self.db.total_changes
-        self.db.executemany(
-            "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
-            "record_type, raw, source_path, line_no, byte_offset, raw_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
+        """Insert ``records``; those of ``message`` as templates where they repeat its texts."""
+        texts = [p.text for p in message.parts] if message is not None else []
+        rows_ = []
+        for r in records:
+            template = template_raw(r.raw, message.content, texts) if message is not None else None
+            rows_.append(
                 (
                     conversation_id,
                     message_id,
                     r.native_key,
                     r.record_type,
-                    pack_raw(r.raw),
+                    pack_raw(r.raw if template is None else template),
                     r.source_path,
                     r.line_no,
                     r.byte_offset,
                     raw_hash(r.raw),
+                    0 if template is None else 1,
                 )
-                for r in records
-            ],
+            )
+        before = self.db.total_changes
+        self.db.executemany(
+            "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
+            "record_type, raw, source_path, line_no, byte_offset, raw_hash, raw_template) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows_,
         )
         return self.db.total_changes - before
+
+    def _texts(self, message_ids: Sequence[int]) -> dict[int, tuple[str, list[str | None]]]:
+        """Each message's content and part texts by ordinal (what templates refer to)."""
+        ids = list(dict.fromkeys(message_ids))
+        found: dict[int, tuple[str, list[str | None]]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.s._q(f"SELECT id, content FROM messages WHERE id IN ({marks})", chunk):
+                found[int(r["id"])] = (r["content"], [])
+            for r in self.s._q(
+                f"SELECT p.message_id, {_PART_TEXT} AS text FROM message_parts p "
+                f"JOIN messages m ON m.id = p.message_id WHERE p.message_id IN ({marks}) "
+                "ORDER BY p.message_id, p.ordinal",
+                chunk,
+            ):
+                found[int(r["message_id"])][1].append(r["text"])
+        return found
+
+    def _raws(self, records: Sequence[Any]) -> builtins.list[str]:
+        """The raw lines of native record rows, templates rebuilt."""
+        templated = [int(r["message_id"]) for r in records if r["raw_template"]]
+        texts = self._texts(templated) if templated else {}
+        out = []
+        for r in records:
+            raw = unpack_raw(r["raw"])
+            if r["raw_template"]:
+                content, parts = texts[int(r["message_id"])]
+                raw = expand_raw(raw, content, parts)
+            out.append(raw)
+        return out
 
     def add_native_records(self, conversation_id: int, records: Sequence[NewNativeRecord]) -> int:
         inputs.native_records(records)
@@ -303,8 +362,9 @@ class Messages(Repo):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for r in self.s._q(
-                f"SELECT * FROM message_parts WHERE message_id IN ({marks}) "
-                "ORDER BY message_id, ordinal",
+                f"SELECT {_PART_COLUMNS} FROM message_parts p JOIN messages m "
+                f"ON m.id = p.message_id WHERE p.message_id IN ({marks}) "
+                "ORDER BY p.message_id, p.ordinal",
                 chunk,
             ):
                 result[r["message_id"]].append(rows.part(r, decode_json))
@@ -318,9 +378,9 @@ class Messages(Repo):
         if message_id is not None:
             sql += " AND message_id = ?"
             params.append(message_id)
+        records = self.s._q(sql + " ORDER BY id", params)
         return [
-            rows.native_record(r, unpack_raw(r["raw"]))
-            for r in self.s._q(sql + " ORDER BY id", params)
+            rows.native_record(r, raw) for r, raw in zip(records, self._raws(records), strict=True)
         ]
 
     def has_native_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
@@ -365,12 +425,13 @@ class Messages(Repo):
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for r in self.s._q(
+            records = self.s._q(
                 f"SELECT * FROM native_records WHERE conversation_id = ? "
                 f"AND native_key IN ({marks})",
                 [conversation_id, *chunk],
-            ):
-                found[r["native_key"]] = rows.native_record(r, unpack_raw(r["raw"]))
+            )
+            for r, raw in zip(records, self._raws(records), strict=True):
+                found[r["native_key"]] = rows.native_record(r, raw)
         return found
 
     def count(self, conversation_id: int | None = None) -> int:
@@ -402,6 +463,7 @@ class Messages(Repo):
         meta = dumps_json(metadata)
         part_rows = [(p.text, dumps_json(p.metadata), message_id, p.ordinal) for p in parts]
         with self.s._atomic():
+            self._materialize(message_id)
             # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = self.db.execute(
                 "UPDATE messages SET content = ?, metadata = ?, "
@@ -419,6 +481,26 @@ class Messages(Repo):
                 )
                 if cur.rowcount == 0:
                     raise NotFoundError(f"message {message_id} has no part {row[3]}")
+
+    def _materialize(self, message_id: int) -> None:
+        """Store the message's referring parts and raw lines verbatim again, so a
+        rewrite of its texts cannot change them (see ``lossless.store.stored_once``)."""
+        records = self.s._q(
+            "SELECT id, message_id, raw, raw_template FROM native_records "
+            "WHERE message_id = ? AND raw_template = 1",
+            [message_id],
+        )
+        for r, raw in zip(records, self._raws(records), strict=True):
+            self.db.execute(
+                "UPDATE native_records SET raw = ?, raw_template = 0 WHERE id = ?",
+                (pack_raw(raw), r["id"]),
+            )
+        self.db.execute(
+            "UPDATE message_parts SET text = (SELECT substr(m.content, text_start + 1, text_len) "
+            "FROM messages m WHERE m.id = message_parts.message_id), "
+            "text_start = NULL, text_len = NULL WHERE message_id = ? AND text_start IS NOT NULL",
+            (message_id,),
+        )
 
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         out = [
@@ -439,26 +521,21 @@ class Messages(Repo):
                 (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
             )
             for r in self.s._q(
-                "SELECT p.message_id, p.ordinal, p.kind, p.text, p.tool_name, p.tool_call_id, "
-                "p.content_hash FROM message_parts p JOIN messages m ON m.id = p.message_id "
+                f"SELECT p.message_id, p.ordinal, p.kind, {_PART_TEXT} AS text, p.tool_name, "
+                "p.tool_call_id, p.content_hash FROM message_parts p "
+                "JOIN messages m ON m.id = p.message_id "
                 "WHERE m.conversation_id = ? ORDER BY m.seq, p.ordinal",
                 [conversation_id],
             )
         ]
+        records = self.s._q(
+            "SELECT id, message_id, raw, raw_hash, raw_template FROM native_records "
+            "WHERE conversation_id = ? ORDER BY id",
+            [conversation_id],
+        )
         out += [
-            HashedRow(
-                "native_record",
-                r["message_id"],
-                None,
-                r["id"],
-                r["raw_hash"],
-                (unpack_raw(r["raw"]),),
-            )
-            for r in self.s._q(
-                "SELECT id, message_id, raw, raw_hash FROM native_records "
-                "WHERE conversation_id = ? ORDER BY id",
-                [conversation_id],
-            )
+            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (raw,))
+            for r, raw in zip(records, self._raws(records), strict=True)
         ]
         return out
 
@@ -466,11 +543,62 @@ class Messages(Repo):
         check_text(raw, "native record")
         with self.s._atomic():
             cur = self.db.execute(
-                "UPDATE native_records SET raw = ?, raw_hash = ? WHERE id = ?",
+                "UPDATE native_records SET raw = ?, raw_hash = ?, raw_template = 0 WHERE id = ?",
                 (pack_raw(raw), raw_hash(raw), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
+
+    def store_texts_once(self, conversation_id: int) -> int:
+        changed = 0
+        with self.s._atomic():
+            parts = [
+                (start, len(r["text"]), r["message_id"], r["ordinal"])
+                for r in self.s._q(
+                    "SELECT p.message_id, p.ordinal, p.text, m.content FROM message_parts p "
+                    "JOIN messages m ON m.id = p.message_id WHERE m.conversation_id = ? "
+                    "AND p.text_start IS NULL AND length(p.text) >= ?",
+                    [conversation_id, MIN_SHARED_CHARS],
+                )
+                if (start := part_offset(r["content"], r["text"])) is not None
+            ]
+            self.db.executemany(
+                "UPDATE message_parts SET text = NULL, text_start = ?, text_len = ? "
+                "WHERE message_id = ? AND ordinal = ?",
+                parts,
+            )
+            changed += len(parts)
+            records = self.s._q(
+                "SELECT id, message_id, raw FROM native_records "
+                "WHERE conversation_id = ? AND raw_template = 0",
+                [conversation_id],
+            )
+            texts = self._texts([r["message_id"] for r in records if r["message_id"] is not None])
+            updates = []
+            for r in records:
+                raw = unpack_raw(r["raw"])
+                found = texts.get(r["message_id"]) if r["message_id"] is not None else None
+                template = template_raw(raw, *found) if found is not None else None
+                if template is not None:
+                    updates.append((pack_raw(template), 1, r["id"]))
+                elif isinstance(r["raw"], str) and pack_raw(raw) is not raw:
+                    updates.append((pack_raw(raw), 0, r["id"]))  # long enough to pack now
+            self.db.executemany(
+                "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
+            )
+            changed += len(updates)
+        return changed
+
+    def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
+        where = (
+            "FROM native_records WHERE message_id IN (SELECT id FROM messages WHERE created_at < ?)"
+        )
+        with self.s._atomic():
+            row = self.s._q1(f"SELECT count(*) AS n {where}", [created_before])
+            count = int(row["n"]) if row else 0
+            if count and not dry_run:
+                self.db.execute(f"DELETE {where}", [created_before])
+        return count
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(conversation_ids, 0)
@@ -484,3 +612,31 @@ class Messages(Repo):
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])
         return counts
+
+
+# A part's text: stored, or the piece of its message's content it refers to.
+_PART_TEXT = (
+    "CASE WHEN p.text_start IS NULL THEN p.text "
+    "ELSE substr(m.content, p.text_start + 1, p.text_len) END"
+)
+_PART_COLUMNS = (
+    f"p.message_id, p.ordinal, p.kind, {_PART_TEXT} AS text, p.tool_name, p.tool_call_id, "
+    "p.metadata, p.content_hash"
+)
+
+
+def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[Any, ...]:
+    """A message_parts row; a text that is a piece of ``content`` refers to it."""
+    start = part_offset(content, p.text)
+    return (
+        message_id,
+        ordinal,
+        p.kind,
+        p.text if start is None else None,
+        p.tool_name,
+        p.tool_call_id,
+        dumps_json(p.metadata),
+        part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
+        start,
+        None if start is None else len(p.text or ""),
+    )

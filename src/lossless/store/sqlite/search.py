@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import json
-import re
 from typing import Any
 
 from lossless.errors import (
@@ -13,7 +13,7 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
-from lossless.store import rows
+from lossless.store import lexical, rows
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
@@ -31,7 +31,6 @@ from lossless.store.rows import (
     one_line,
 )
 from lossless.store.sqlite.repository import Repo
-from lossless.store.stopwords import content_words
 
 # bm25 ranks are negative, best lowest: halving a sub-agent's rank puts its
 # match below an equal one from the session that started it, while a much
@@ -39,33 +38,26 @@ from lossless.store.stopwords import content_words
 # history are sub-agents', which would otherwise crowd out the sessions).
 _SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
 
-_RANKED_MESSAGES = (
-    "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
-    "c.project, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
-    f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank"
-)
-# A regex literal found in at most this many messages fetches them by id.
-_RARE_LITERAL_ROWS = 2_000
-# Index rows ranked per page row before falling back to ranking them all.
-_RANKED_OVERFETCH = 4
 # Candidates are passed back as SQL parameters: stay far below SQLite's limit.
 _RANKED_MAX_CANDIDATES = 4_000
+# A regex literal found in at most this many messages fetches them by id.
+_RARE_LITERAL_ROWS = 2_000
 
-_FTS_SYNTAX = re.compile(r'["*()^:]|\b(AND|OR|NOT|NEAR)\b')
-_WORD = re.compile(r"\w+", re.UNICODE)
+_MESSAGE_COLUMNS = (
+    "m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, c.project, "
+    f"substr(m.content, 1, {lexical.INDEXED_CHARS}) AS content"
+)
 
 
 def full_text_query(pattern: str) -> str:
-    """Turn a user's words into an FTS5 query: every word quoted, OR-ed, ranked by bm25.
+    """Turn a user's words into an FTS5 query: every word a quoted phrase, OR-ed.
 
     OR rather than AND because a question rarely shares every word with its
     answer; bm25 still ranks messages holding more of the words first. Stop
-    words are left out when the query has other words (see ``stopwords``).
+    words are left out when the query has other words (see ``stopwords``);
+    stems, prefixes and CJK as ``lexical`` says.
     """
-    words = _WORD.findall(pattern)
-    if not words:
-        raise InputError(f"full-text pattern {pattern!r} has no searchable words")
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(content_words(words)))
+    return lexical.fts5_match(lexical.words(pattern), every=False)
 
 
 def full_text_passes(pattern: str) -> builtins.list[str]:
@@ -75,9 +67,14 @@ def full_text_passes(pattern: str) -> builtins.list[str]:
     OR pass runs only when it left the page short. Ranking every message
     that shares one common word with the query is what makes OR slow.
     """
-    either = full_text_query(pattern)
-    words = either.split(" OR ")
-    return [either] if len(words) == 1 else [" AND ".join(words), either]
+    return _passes(lexical.words(pattern))
+
+
+def _passes(words: builtins.list[lexical.Word]) -> builtins.list[str]:
+    either = lexical.fts5_match(words, every=False)
+    if len(words) == 1:
+        return [either]
+    return [lexical.fts5_match(words, every=True), either]
 
 
 class Search(Repo):
@@ -156,22 +153,22 @@ class Search(Repo):
     ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "m")
         if query.mode == "full_text":
+            words = lexical.words(query.pattern)
             rows: dict[int, Any] = {}
-            for match in full_text_passes(query.pattern):
-                # With filters (a project, a session) the best rows may all be
-                # filtered out, and a failed attempt would cost a second ranking.
-                page: builtins.list[Any] | None = (
-                    None if where else self._ranked_from_best(match, limit)
+            for match in _passes(words):
+                page = lexical.best_page(
+                    (
+                        # With filters (a project, a session) the index's best
+                        # rows may all be filtered out: filter while ranking.
+                        functools.partial(self._best_filtered, match, where, params)
+                        if where
+                        else functools.partial(self._best, match)
+                    ),
+                    words,
+                    limit,
+                    "created_at",
+                    max_window=_RANKED_MAX_CANDIDATES,
                 )
-                if page is None:
-                    page = self.s._q(
-                        f"{_RANKED_MESSAGES} FROM messages_fts "
-                        "JOIN messages m ON m.id = messages_fts.rowid "
-                        "JOIN conversations c ON c.id = m.conversation_id "
-                        f"WHERE messages_fts MATCH ?{where} "
-                        "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
-                        [match, *params, limit],
-                    )
                 for r in page:
                     rows.setdefault(r["id"], r)
                 if len(rows) >= limit:
@@ -183,7 +180,7 @@ class Search(Repo):
                     conversation_id=r["conversation_id"],
                     role=r["role"],
                     created_at=r["created_at"],
-                    snippet=one_line(r["snip"]),
+                    snippet=one_line(lexical.shown_text(r["snip"])),
                     rank=float(r["rank"]),
                     seq=r["seq"],
                     session_id=r["session_id"],
@@ -265,68 +262,89 @@ class Search(Repo):
             [pattern],
         )
 
-    def _ranked_from_best(self, match: str, limit: int) -> builtins.list[dict[str, Any]] | None:
-        """The page of ``match`` from the index's best-ranked rows alone, or None.
+    def _best(self, match: str, window: int) -> builtins.list[dict[str, Any]]:
+        """The ``window`` best rows of ``match`` across the store, best first.
 
-        Ranking needs bm25 of every matching row, and joining each one to its
-        message and conversation (for filters and tie-breaks) before sorting
-        cost as much again. Here FTS5 sorts by bm25 itself, and only its best
-        ``limit * 4`` rows are joined and ordered (a sub-agent's weight only
-        makes a rank worse). The page is exact when its last row ranks
-        strictly better than every row left out; otherwise (ties at the cut)
-        None: rank everything. Only unfiltered searches try it (see the caller).
+        FTS5 sorts by bm25 itself, and only these rows are joined to their
+        message and conversation: joining every matching row before sorting
+        cost as much again as ranking them. A sub-agent's weight only makes a
+        rank worse, so the index's order bounds the weighted one.
         """
-        wanted = limit * _RANKED_OVERFETCH
-        if wanted > _RANKED_MAX_CANDIDATES:
-            return None  # a page that long: one ranking of everything is as good
         best = self.s._q(
             "SELECT rowid, rank, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip "
             "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
-            [match, wanted],
+            [match, window],
         )
         if not best:
             return []
         found = {r["rowid"]: r for r in best}
         marks = ",".join("?" * len(best))
-        page = [
-            {**dict(r), "snip": found[r["id"]]["snip"], "rank": found[r["id"]]["rank"] * r["w"]}
+        rows = {
+            r["id"]: r
             for r in self.s._q(
-                "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, "
-                f"c.project, {_SUBAGENT_WEIGHT} AS w FROM messages m "
+                f"SELECT {_MESSAGE_COLUMNS}, {_SUBAGENT_WEIGHT} AS w FROM messages m "
                 "JOIN conversations c ON c.id = m.conversation_id "
                 f"WHERE m.id IN ({marks})",
                 list(found),
             )
+        }
+        return [
+            {**dict(rows[i]), "snip": r["snip"], "rank": r["rank"] * rows[i]["w"]}
+            for i, r in found.items()
+            if i in rows
         ]
-        # Stable sorts, least significant key first: id, time, then rank.
-        page.sort(key=lambda r: r["id"], reverse=True)
-        page.sort(key=lambda r: r["created_at"], reverse=True)
-        page.sort(key=lambda r: r["rank"])
-        page = page[:limit]
-        if len(best) < wanted:
-            return page  # every matching row was a candidate
-        if len(page) < limit or page[-1]["rank"] >= best[-1]["rank"]:
-            return None
-        return page
+
+    def _best_filtered(
+        self, match: str, where: str, params: builtins.list[Any], window: int
+    ) -> builtins.list[dict[str, Any]]:
+        """The ``window`` best rows of ``match`` passing the filters ``where``, best first."""
+        return [
+            dict(r)
+            for r in self.s._q(
+                f"SELECT {_MESSAGE_COLUMNS}, "
+                "snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
+                f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM messages_fts "
+                "JOIN messages m ON m.id = messages_fts.rowid "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                f"WHERE messages_fts MATCH ?{where} "
+                "ORDER BY rank, m.created_at DESC, m.id DESC LIMIT ?",
+                [match, *params, window],
+            )
+        ]
+
+    def _best_summaries(
+        self, match: str, where: str, params: builtins.list[Any], window: int
+    ) -> builtins.list[dict[str, Any]]:
+        """The ``window`` best summaries of ``match`` passing ``where``, best first."""
+        return [
+            dict(r)
+            for r in self.s._q(
+                "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
+                f"substr(s.content, 1, {lexical.INDEXED_CHARS}) AS content, "
+                "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
+                f"summaries_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM summaries_fts "
+                "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
+                "JOIN summaries s ON s.id = r.summary_id "
+                "JOIN conversations c ON c.id = s.conversation_id "
+                f"WHERE summaries_fts MATCH ?{where} "
+                "ORDER BY rank, s.latest_at DESC, s.id DESC LIMIT ?",
+                [match, *params, window],
+            )
+        ]
 
     def _summaries(
         self, query: GrepQuery, limit: int, budget: ScanBudget
     ) -> builtins.list[SearchHit]:
         where, params = self._filters(query, "s")
         if query.mode == "full_text":
+            words = lexical.words(query.pattern)
             ranked: dict[str, Any] = {}
-            for match in full_text_passes(query.pattern):
-                for r in self.s._q(
-                    "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
-                    "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
-                    f"summaries_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM summaries_fts "
-                    "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
-                    "JOIN summaries s ON s.id = r.summary_id "
-                    "JOIN conversations c ON c.id = s.conversation_id "
-                    f"WHERE summaries_fts MATCH ?{where} ORDER BY rank LIMIT ?",
-                    [match, *params, limit],
+            for match in _passes(words):
+                fetch = functools.partial(self._best_summaries, match, where, params)
+                for row in lexical.best_page(
+                    fetch, words, limit, "latest_at", max_window=_RANKED_MAX_CANDIDATES
                 ):
-                    ranked.setdefault(r["id"], r)
+                    ranked.setdefault(row["id"], row)
                 if len(ranked) >= limit:
                     break
             return [
@@ -336,7 +354,7 @@ class Search(Repo):
                     conversation_id=r["conversation_id"],
                     role=None,
                     created_at=r["latest_at"],
-                    snippet=one_line(r["snip"]),
+                    snippet=one_line(lexical.shown_text(r["snip"])),
                     rank=float(r["rank"]),
                     session_id=r["session_id"],
                     project=r["project"],

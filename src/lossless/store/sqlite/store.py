@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from lossless.store.migrations import (
     pending_migrations,
     split_statements,
 )
+from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
@@ -43,12 +44,14 @@ from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
 from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
-from lossless.store.sqlite.repository import register_hash_functions
+from lossless.store.sqlite.repository import register_hash_functions, register_search_functions
 from lossless.store.sqlite.search import Search
 from lossless.store.sqlite.vectors import Vectors
 from lossless.timeutil import utc_now_iso
 
 BUSY_TIMEOUT_MS = 30_000
+#: ``SQLiteStore.read_only`` of a store opened read-only because its disk is full.
+FULL_DISK = "its disk is full"
 
 
 class SQLiteStore:
@@ -70,36 +73,80 @@ class SQLiteStore:
         self._closed = False
         # Per model: the vectors searched in memory (see store.sqlite.vectors).
         self.vector_matrices: dict[str, Any] = {}
+        #: Why this store cannot be written (a read-only home), or None.
+        self.read_only: str | None = None
         if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if not self.path.exists():
-                # Created 0600 before SQLite touches it; the WAL and SHM files
-                # inherit the database file's permissions.
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            else:
-                _refuse_empty_file(self.path)
-                if self.path.stat().st_mode & 0o077:
-                    os.chmod(self.path, 0o600)
+            try:
+                self._prepare_file()
+            except OSError as exc:
+                raise faults.translate(exc, self.path) or StoreError(
+                    f"cannot create SQLite database {self.path}: {exc.strerror or exc}"
+                ) from None
         try:
-            self._db = sqlite3.connect(
-                str(self.path), isolation_level=None, check_same_thread=False, timeout=30
-            )
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            # On a full disk SQLite cannot even read a WAL store: its shared
+            # memory file cannot grow. Nobody can write there either, so the
+            # store is read as it is, and writes get the full-disk error.
+            if (
+                self.read_only
+                or str(self.path) == ":memory:"
+                or not faults.disk_full(self.path.parent)
+            ):
+                raise faults.translate(exc, self.path) or StoreError(
+                    f"cannot use SQLite database {self.path}: {exc}"
+                ) from exc
+            self.read_only = FULL_DISK
+            try:
+                self._open()
+            except sqlite3.DatabaseError:
+                raise faults.full_disk(self.path, str(exc)) from exc
+
+    def _open(self) -> None:
+        """Connect and prepare; a read-only store is opened read-only, unmigrated."""
+        try:
+            if self.read_only:
+                self._db = sqlite3.connect(
+                    faults.read_only_uri(self.path, immutable=self.read_only == FULL_DISK),
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=30,
+                )
+            else:
+                self._db = sqlite3.connect(
+                    str(self.path), isolation_level=None, check_same_thread=False, timeout=30
+                )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
+            if not self.read_only:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
             register_hash_functions(self._db)
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise StoreError(f"cannot use SQLite database {self.path}: {exc}") from exc
+            register_search_functions(self._db)
+            if self.read_only:
+                self._check_schema_current()
+            else:
+                self._migrate()
         except BaseException:
             self._db.close()
             raise
+
+    def _prepare_file(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.exists():
+            _refuse_empty_file(self.path)
+            self.read_only = faults.read_only_reason(self.path)
+            if not self.read_only and self.path.stat().st_mode & 0o077:
+                os.chmod(self.path, 0o600)
+            return
+        # Created 0600 before SQLite touches it; the WAL and SHM files
+        # inherit the database file's permissions.
+        os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
 
     # -- lifecycle -------------------------------------------------------
 
@@ -127,8 +174,26 @@ class SQLiteStore:
                 )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            self._rollback()
             raise
+
+    def _check_schema_current(self) -> None:
+        """A read-only store is used as it is: only if no migration is pending."""
+        available = load_migrations("lossless.store.sqlite")
+        try:
+            applied = [
+                AppliedMigration(r["version"], r["name"], r["checksum"])
+                for r in self._db.execute("SELECT version, name, checksum FROM schema_migrations")
+            ]
+        except sqlite3.OperationalError:
+            applied = []
+        pending = pending_migrations(available, applied, where=str(self.path))
+        if pending:
+            raise faults.refuse_write(
+                self.path,
+                f"{self.read_only}, and it needs migration {pending[0].version:04d} "
+                f"({pending[0].name}) for this version of lossless",
+            )
 
     def migrations(self) -> builtins.list[AppliedMigration]:
         rows = self._q("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
@@ -160,20 +225,19 @@ class SQLiteStore:
                     "a transaction is already open on this store; nested transactions "
                     "are not supported"
                 )
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin()
             self._in_tx = True
             try:
                 yield self
-            except BaseException:
+            except BaseException as exc:
                 self._in_tx = False
-                self._db.execute("ROLLBACK")
+                self._rollback()
+                clear = faults.translate(exc, self.path)
+                if clear is not None:
+                    raise clear from exc
                 raise
             self._in_tx = False
-            try:
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
-                raise StoreError(f"commit failed on {self.path}: {exc}") from exc
+            self._commit()
 
     @contextmanager
     def _atomic(self) -> Iterator[None]:
@@ -183,13 +247,45 @@ class SQLiteStore:
             if self._in_tx:
                 yield
                 return
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 yield
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except BaseException as exc:
+                self._rollback()
+                clear = faults.translate(exc, self.path)
+                if clear is not None:
+                    raise clear from exc
                 raise
+            self._commit()
+
+    def _begin(self) -> None:
+        if self.read_only == FULL_DISK:
+            raise faults.full_disk(self.path)
+        if self.read_only:
+            raise faults.refuse_write(self.path, self.read_only)
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise faults.translate(exc, self.path) or StoreError(
+                f"cannot start a write on {self.path}: {exc}"
+            ) from exc
+
+    def _commit(self) -> None:
+        try:
             self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise faults.translate(exc, self.path) or StoreError(
+                f"commit failed on {self.path}: {exc}"
+            ) from exc
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled the transaction back itself (a full
+        # disk does): a second ROLLBACK would fail with "no transaction is
+        # active" and hide the real error.
+        if self._db.in_transaction:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -308,20 +404,41 @@ class SQLiteStore:
         problems = [
             str(r[0]) for r in self._q("PRAGMA integrity_check") if str(r[0]).lower() != "ok"
         ]
-        for table in (
-            "messages_fts",
-            "messages_trigram",
-            "summaries_fts",
-            "summaries_trigram",
-            "memories_fts",
-        ):
+        if self.read_only:
+            problems.extend(self._full_text_check_of_a_copy())
+        else:
+            problems.extend(_full_text_problems(self._db, self._lock, self._check_open))
+        return problems
+
+    def _full_text_check_of_a_copy(self) -> builtins.list[str]:
+        """FTS5's check is an INSERT, refused by a read-only store: run it on a copy.
+
+        The copy goes to the temporary folder and is deleted after; without
+        room for it the full-text indexes go unchecked (logged), rather than
+        reported broken.
+        """
+        import logging
+        import shutil
+        import tempfile
+
+        folder = tempfile.gettempdir()
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if shutil.disk_usage(folder).free < 2 * size + (64 << 20):
+            logging.getLogger(__name__).warning(
+                "full-text indexes of the read-only store %s not checked: no room for a copy in %s",
+                self.path,
+                folder,
+            )
+            return []
+        with tempfile.TemporaryDirectory(prefix="lcm-verify-") as scratch:
+            copy = sqlite3.connect(Path(scratch) / "copy.db", isolation_level=None)
             try:
                 with self._lock:
                     self._check_open()
-                    self._db.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
-            except sqlite3.DatabaseError as exc:
-                problems.append(f"full-text index {table}: {exc}")
-        return problems
+                    self._db.backup(copy)
+                return _full_text_problems(copy, threading.RLock(), lambda: None)
+            finally:
+                copy.close()
 
     def scrub(self) -> None:
         """Rebuild the database so rewritten text leaves no trace in the files.
@@ -388,6 +505,29 @@ class SQLiteStore:
                 table = name
             sizes[table] = sizes.get(table, 0) + int(r["bytes"])
         return dict(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+_FULL_TEXT_TABLES = (
+    "messages_fts",
+    "messages_trigram",
+    "summaries_fts",
+    "summaries_trigram",
+    "memories_fts",
+)
+
+
+def _full_text_problems(
+    db: sqlite3.Connection, lock: threading.RLock, check_open: Callable[[], None]
+) -> builtins.list[str]:
+    problems: list[str] = []
+    for table in _FULL_TEXT_TABLES:
+        try:
+            with lock:
+                check_open()
+                db.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"full-text index {table}: {exc}")
+    return problems
 
 
 def open_sqlite(path: Path | str) -> SQLiteStore:

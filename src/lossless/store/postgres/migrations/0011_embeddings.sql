@@ -1,5 +1,5 @@
 -- Embedding vectors for semantic search, laid out as on SQLite (its migration
--- 0009): one row per (model, item, chunk), chunk 0 of an item with no text
+-- 0011): one row per (model, item, chunk), chunk 0 of an item with no text
 -- holding a NULL vector; pgvector's vector(384) with an HNSW cosine index.
 -- Created only where the server offers pgvector and this role may create it;
 -- elsewhere search stays full-text (the store's capabilities say so).

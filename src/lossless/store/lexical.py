@@ -1,0 +1,202 @@
+"""What a full-text query means, on every backend: words, stems, CJK, exact matches first.
+
+Both backends index stems (SQLite: FTS5 ``porter unicode61``; PostgreSQL:
+the Snowball English stemmer without a stop list), so "migrations" finds
+"migration". A query word of four letters or more also matches any stem it
+begins: "parse" (stem ``pars``) finds "parsers" (stem ``parser``), which no
+stemmer conflates with it. A word matched only through its stem or a prefix
+ranks below the word as typed: the candidates' ranks are multiplied by
+``1 + EXACT_WEIGHT * share`` (``exact_share``: the part of the query's
+words a text holds as typed), measured on LoCoMo (docs/benchmarks.md).
+
+Chinese, Japanese and Korean are written without spaces between words, so a
+word index would hold a whole run of them as one token and find none of the
+words inside it. ``index_text`` puts an invisible separator (U+200B) around
+every CJK character before indexing, and a query word is split the same way,
+so "静默" is searched as the phrase "静 默": found wherever those characters
+stand side by side. PostgreSQL does the same in SQL (``lcm.search_text``,
+with the same ranges as ``CJK_RANGES``).
+
+A query never fails for its punctuation or for FTS syntax in it: each word is
+a quoted phrase of letters and digits (``words`` keeps only those), so
+``"``, ``*``, ``NEAR``, ``-`` or ``:`` are plain text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lossless.errors import InputError
+from lossless.store.stopwords import content_words
+
+# Han (with extensions and compatibility ideographs), kana, Hangul, CJK
+# symbols' letters. Written once; PostgreSQL's migration repeats the ranges.
+CJK_RANGES = (
+    ("\u1100", "\u11ff"),  # Hangul Jamo
+    ("\u3040", "\u30ff"),  # Hiragana, Katakana
+    ("\u3130", "\u318f"),  # Hangul compatibility Jamo
+    ("\u31f0", "\u31ff"),  # Katakana phonetic extensions
+    ("\u3400", "\u4dbf"),  # CJK extension A
+    ("\u4e00", "\u9fff"),  # CJK unified ideographs
+    ("\uac00", "\ud7af"),  # Hangul syllables
+    ("\uf900", "\ufaff"),  # CJK compatibility ideographs
+    ("\uff66", "\uff9f"),  # half-width Katakana
+    ("\U00020000", "\U0003134f"),  # CJK extensions B-G
+)
+_CJK = re.compile("[" + "".join(f"{a}-{b}" for a, b in CJK_RANGES) + "]")
+SEPARATOR = "\u200b"
+
+# A word this long (letters only) also matches the stems it begins.
+PREFIX_MIN_CHARS = 4
+# How much an exact match of every query word improves a rank (ranks are
+# negative, best lowest): 0 would rank by stems alone.
+EXACT_WEIGHT = 1.0
+# Candidates ranked per page row at first; the window grows by this factor
+# until the page is provably the best (``best_page``).
+OVERFETCH = 4
+# More words than anyone types; bounds the size of the generated query.
+MAX_WORDS = 64
+# Only this much of a text is indexed on PostgreSQL (lcm.search_document)
+# and read for exactness on both.
+INDEXED_CHARS = 100_000
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def index_text(text: str) -> str:
+    """``text`` as the word index reads it: every CJK character a word of its own."""
+    if _CJK.search(text) is None:
+        return text
+    return _CJK.sub(lambda m: f"{SEPARATOR}{m.group(0)}{SEPARATOR}", text)
+
+
+def shown_text(text: str) -> str:
+    """An excerpt of ``index_text`` output as the user wrote it."""
+    return text.replace(SEPARATOR, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a query: ``text`` as typed; ``prefix`` when its stem may be extended."""
+
+    text: str
+    prefix: bool
+
+    @property
+    def stemmed(self) -> bool:
+        """Whether the index may match it by stem (plain ASCII letters)."""
+        return _LETTERS.fullmatch(self.text.lower()) is not None
+
+
+def words(pattern: str) -> list[Word]:
+    """The distinct words of a full-text pattern; ``InputError`` if it has none.
+
+    Words are runs of letters and digits (as the index tokenizes); a CJK run
+    counts as one word, searched as the phrase of its characters. Stop words
+    are left out when the pattern has other words (``stopwords``).
+    """
+    found = list(dict.fromkeys(fold(w) for w in _WORD.findall(pattern)))
+    if not found:
+        raise InputError(f"full-text pattern {pattern!r} has no searchable words")
+    return [
+        Word(w, prefix=len(w) >= PREFIX_MIN_CHARS and _LETTERS.fullmatch(w) is not None)
+        for w in content_words(found)[:MAX_WORDS]
+    ]
+
+
+def fts5_match(query: Sequence[Word], *, every: bool) -> str:
+    """An FTS5 MATCH expression: each word a quoted phrase, AND-ed or OR-ed."""
+    joiner = " AND " if every else " OR "
+    return joiner.join(f'"{index_text(w.text)}"' + ("*" if w.prefix else "") for w in query)
+
+
+def fold(token: str) -> str:
+    """Case- and accent-folded form of a token, as the index stores it."""
+    if token.isascii():
+        # Most tokens; casefold and lower agree on ASCII, which has no accents.
+        return token.lower()
+    return _fold_unicode(token)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_unicode(token: str) -> str:
+    # Accents come off a decomposed letter; composing again keeps Hangul
+    # syllables (which decompose into jamo) as the index holds them.
+    decomposed = unicodedata.normalize("NFD", token.casefold())
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", bare)
+
+
+@functools.lru_cache(maxsize=256)
+def _exact_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", re.IGNORECASE)
+
+
+def exact_share(content: str, query: Sequence[Word]) -> float:
+    """The share of the query's words that ``content`` holds as typed, not only by stem.
+
+    Words the index cannot stem (digits, CJK, accented letters) match only
+    as typed, so they always count.
+    """
+    if not query:
+        return 0.0
+    text = content[:INDEXED_CHARS]
+    exact = sum(1 for w in query if not w.stemmed or _exact_pattern(w.text).search(text))
+    return exact / len(query)
+
+
+def boosted(rank: float, share: float) -> float:
+    """A (negative, best lowest) rank improved for the words matched as typed."""
+    return rank * (1.0 + EXACT_WEIGHT * share)
+
+
+def best_possible(rank: float) -> float:
+    """The best boosted rank a row ranked ``rank`` by the index alone can reach."""
+    return rank * (1.0 + EXACT_WEIGHT)
+
+
+def best_page(
+    fetch: Callable[[int], list[dict[str, Any]]],
+    query: Sequence[Word],
+    limit: int,
+    time_key: str,
+    *,
+    max_window: int,
+) -> list[dict[str, Any]]:
+    """The best ``limit`` rows, exact words first, from candidates in the index's order.
+
+    ``fetch(n)`` returns the ``n`` best rows by the index's (stemmed) rank,
+    best first, each with ``id``, ``rank``, ``content`` and ``time_key``;
+    each row's rank is then improved for the words it holds as typed
+    (``boosted``). Ties go to the newest row, then the highest id. The page
+    is exact once its last row ranks strictly better than any row left out
+    could after that improvement; until then the window grows, up to
+    ``max_window`` rows, beyond which exactness is judged among those (a row
+    that far down the stemmed ranking is not lifted to the page).
+    """
+    window = min(limit * OVERFETCH, max_window)
+    while True:
+        fetched = fetch(window)
+        page = [
+            {**r, "rank": boosted(r["rank"], exact_share(r["content"], query))} for r in fetched
+        ]
+        # Stable sorts, least significant key first: id, time, then rank.
+        page.sort(key=lambda r: r["id"], reverse=True)
+        page.sort(key=lambda r: r[time_key] or "", reverse=True)
+        page.sort(key=lambda r: r["rank"])
+        page = page[:limit]
+        if len(fetched) < window or window >= max_window:
+            return page
+        if len(page) == limit and page[-1]["rank"] < best_possible(fetched[-1]["rank"]):
+            return page
+        window = min(window * OVERFETCH, max_window)

@@ -1,0 +1,103 @@
+"""``lcm`` loads only the module of the command it runs, and still lists them all.
+
+The command table (``lossless.cli.app.COMMANDS``) is what ``lcm --help`` lists
+without importing the command modules; these tests hold it to the commands
+themselves, and check what a command's process actually imports.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from lossless import __version__
+from lossless.cli import cli
+from lossless.cli.app import COMMANDS, load_all_commands
+
+_MODULES_AFTER = """
+import json, os, sys
+from lossless.cli import main
+if os.environ.get("LOAD_ALL"):
+    from lossless.cli.app import load_all_commands
+    load_all_commands()
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def run_lcm(args: list[str], home: Path, *, load_all: bool = False) -> tuple[str, list[str]]:
+    """``lcm ARGS`` in a fresh interpreter (``home`` as HOME and LCM_HOME): what it
+    printed, and the modules it loaded. ``load_all``: every command module
+    imported first, as before lazy loading."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={
+            "COLUMNS": "80",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "LCM_HOME": str(home / "lcm"),
+        }
+        | ({"LOAD_ALL": "1"} if load_all else {}),
+    )
+    output, _, modules = done.stdout.rstrip("\n").rpartition("\n")
+    return output, json.loads(modules)
+
+
+def test_command_table_matches_the_commands() -> None:
+    load_all_commands()
+    assert isinstance(cli, click.Group)
+    actual = {
+        name: (
+            command.callback.__module__.rsplit(".", 1)[-1] if command.callback else "",
+            command.get_short_help_str(10**6),
+        )
+        for name, command in cli.commands.items()
+    }
+    missing = {name: entry for name, entry in actual.items() if COMMANDS.get(name) != entry}
+    assert not missing, (
+        "lossless.cli.app.COMMANDS is out of date; the entries it needs: "
+        + ", ".join(f"{name!r}: {entry!r}" for name, entry in sorted(missing.items()))
+    )
+    assert sorted(COMMANDS) == sorted(actual), "COMMANDS names a command that no module defines"
+
+
+def test_help_lists_every_command_without_loading_them(tmp_path: Path) -> None:
+    output, modules = run_lcm(["--help"], tmp_path)
+    loaded = [name for name in modules if name.startswith("lossless.cli.")]
+    assert loaded == ["lossless.cli.app"], loaded
+    # The listing equals click's own from the fully loaded group.
+    expected, modules = run_lcm(["--help"], tmp_path, load_all=True)
+    assert "lossless.cli.map" in modules
+    assert output == expected
+    for name in COMMANDS:
+        assert f"\n  {name} " in output
+
+
+def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
+    output, modules = run_lcm(["grep", "anything", "--json"], tmp_path)
+    assert json.loads(output)["hits"] == []
+    commands = sorted(name for name in modules if name.startswith("lossless.cli."))
+    assert commands == ["lossless.cli.app", "lossless.cli.history", "lossless.cli.search_index"]
+    for heavy in ("lossless.summarize", "lossless.engine.compaction", "lossless.mcp_server"):
+        assert not any(name == heavy or name.startswith(heavy + ".") for name in modules), heavy
+
+
+def test_version_without_click(tmp_path: Path) -> None:
+    output, modules = run_lcm(["--version"], tmp_path)
+    assert output == f"lcm, version {__version__}\n"
+    assert "click" not in modules and "importlib.metadata" not in modules
+    # click's own option (after other arguments) prints the same.
+    assert CliRunner().invoke(cli, ["--version"]).output == output
