@@ -7,8 +7,14 @@ Three measurements (issue 3, Benchmarks):
   summarizer returns a short fixed text instantly, so what is timed is the
   engine itself (snapshots, chunking, escalation checks, writes). Messages
   compacted per second, wall and CPU.
-- ``assemble``: ``Engine.assemble`` of that compacted conversation at a 128k
-  budget, p50/p95 over ``--assemble-runs`` calls.
+- ``assemble``: ``Engine.assemble`` of that conversation at a 128k budget,
+  p50/p95 over ``--assemble-runs`` calls, before compaction (100,000 raw
+  context items) and after; the peak RSS of ``lcm context`` (a fresh
+  interpreter) on each.
+- ``extractive``: the same stored conversation swept by the default
+  extractive summarizer (offline compaction as users run it), next to the
+  zero-cost sweep of the same run (the engine's own floor): messages per
+  second, wall and CPU.
 - ``quality``: identifiers (file paths, numbers, error codes, commands), each
   unique, planted into generated conversations and into copies of the real
   transcripts (read in place from ``../shared/data``; skipped if absent),
@@ -24,6 +30,7 @@ Usage::
     .venv/bin/python benchmarks/bench_compaction.py                 # everything
     .venv/bin/python benchmarks/bench_compaction.py --messages 10000 --skip-quality
     .venv/bin/python benchmarks/bench_compaction.py --skip-overhead    # quality only
+    .venv/bin/python benchmarks/bench_compaction.py --skip-quality --skip-extractive
 """
 
 from __future__ import annotations
@@ -83,16 +90,78 @@ def raw_items(engine: Engine, conversation_id: int) -> int:
 # --------------------------------------------------------------------------- overhead
 
 
-def bench_overhead(home: Path, messages: int, assemble_runs: int) -> None:
+def time_assemble(engine: Engine, conversation_id: int, runs: int) -> list[object]:
+    """p50/p95/max and CPU per call of ``assemble`` at a 128k budget, after one warm-up."""
+    budget = 128_000
+    context = engine.assemble(conversation_id, budget)  # warm-up
+    times: list[float] = []
+    cpu = common.cpu_seconds()
+    for _ in range(runs):
+        start = common.clock()
+        context = engine.assemble(conversation_id, budget)
+        times.append((common.clock() - start) * 1000)
+    cpu_ms = (common.cpu_seconds() - cpu) * 1000 / runs
+    return [
+        engine.store.context.stats(conversation_id).items,
+        budget,
+        runs,
+        common.median(times),
+        common.percentile(times, 95),
+        max(times),
+        cpu_ms,
+        len(context.included),
+    ]
+
+
+def context_peak_rss(home: Path, conversation_id: int) -> float:
+    """Peak RSS (MiB) of ``lcm context CONV --json`` in a fresh interpreter."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from lossless.cli import main\n"
+        "sys.argv = ['lcm', '--home', sys.argv[1], 'context', sys.argv[2], '--json']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as done:\n"
+        "        assert not done.code, done.code\n"
+        "status = open('/proc/self/status').read()\n"
+        "peak = [l for l in status.splitlines() if l.startswith('VmHWM')][0].split()[1]\n"
+        "print(json.dumps({'peak_rss_mb': int(peak) / 1024}))\n"
+    )
+    return common.run_child(["-c", code, str(home), str(conversation_id)]).peak_rss_mb
+
+
+ASSEMBLE_HEADERS = [
+    "conversation",
+    "context items",
+    "budget",
+    "runs",
+    "p50 ms",
+    "p95 ms",
+    "max ms",
+    "cpu ms/call",
+    "items out",
+    "lcm context peak RSS MiB",
+    "target p50",
+]
+
+
+def bench_overhead(home: Path, messages: int, assemble_runs: int, template: Path | None) -> None:
+    assemble_rows: list[list[object]] = []
+    with Engine.open(home) as engine:
+        chat = engine.conversation("bench-compaction", project="bench")
+        build_s = ingest_generated(engine, chat.conversation, messages, seed=11)
+        tokens = engine.store.context.token_total(chat.id)
+    print(f"stored {messages:,} messages ({tokens:,} tokens) in {build_s:.1f} s", flush=True)
+    if template is not None:
+        shutil.copytree(home, template)  # closed: the extractive sweep starts from the same store
     with Engine.open(home) as engine:
         engine.summarizer = ZeroCostSummarizer()
         chat = engine.conversation("bench-compaction", project="bench")
-        build_s = ingest_generated(engine, chat.conversation, messages, seed=11)
         before = raw_items(engine, chat.id)
-        tokens = sum(i.token_count for i in engine.store.context.list(chat.id))
-        print(
-            f"stored {messages:,} messages ({tokens:,} tokens) in {build_s:.1f} s",
-            flush=True,
+        rss = context_peak_rss(home, chat.id)
+        assemble_rows.append(
+            ["not compacted", *time_assemble(engine, chat.id, assemble_runs), rss, "<= 50 ms"]
         )
         compactor = engine.compactor()
         start, cpu = common.clock(), common.cpu_seconds()
@@ -130,43 +199,73 @@ def bench_overhead(home: Path, messages: int, assemble_runs: int) -> None:
             title="Engine overhead: sweep with a zero-cost summarizer",
         )
 
-        budget = 128_000
-        context = engine.assemble(chat.id, budget)  # warm-up
-        times: list[float] = []
-        cpu = common.cpu_seconds()
-        for _ in range(assemble_runs):
-            start = common.clock()
-            context = engine.assemble(chat.id, budget)
-            times.append((common.clock() - start) * 1000)
-        cpu_ms = (common.cpu_seconds() - cpu) * 1000 / assemble_runs
-        items = len(engine.store.context.list(chat.id))
-        common.print_table(
+        assemble_rows.append(
             [
-                "context items",
-                "budget",
-                "runs",
-                "p50 ms",
-                "p95 ms",
-                "max ms",
-                "cpu ms/call",
-                "items out",
-                "target p50",
-            ],
-            [
-                [
-                    items,
-                    budget,
-                    assemble_runs,
-                    common.median(times),
-                    common.percentile(times, 95),
-                    max(times),
-                    cpu_ms,
-                    len(context.included),
-                    "<= 5 ms",
-                ]
-            ],
-            title="assemble of the compacted conversation",
+                "compacted",
+                *time_assemble(engine, chat.id, assemble_runs),
+                context_peak_rss(home, chat.id),
+                "<= 5 ms",
+            ]
         )
+        common.print_table(
+            ASSEMBLE_HEADERS, assemble_rows, title="assemble at a 128k budget, before and after"
+        )
+    return wall, cpu, compacted
+
+
+def bench_extractive(template: Path, home: Path, floor: tuple[float, float, int]) -> None:
+    """Sweep the stored conversation with the default extractive summarizer."""
+    shutil.copytree(template, home)
+    floor_wall, floor_cpu, floor_compacted = floor
+    with Engine.open(home, summarizer_provider="extractive") as engine:
+        chat = engine.conversation("bench-compaction", project="bench")
+        before = raw_items(engine, chat.id)
+        start, cpu = common.clock(), common.cpu_seconds()
+        result = engine.compactor().sweep(chat.id)
+        wall, cpu = common.clock() - start, common.cpu_seconds() - cpu
+        compacted = before - raw_items(engine, chat.id)
+        summaries = len(engine.store.summaries.list(chat.id))
+    common.print_table(
+        [
+            "summarizer",
+            "compacted",
+            "summaries",
+            "passes",
+            "wall s",
+            "cpu s",
+            "messages/s (wall)",
+            "messages/s (cpu)",
+            "cpu vs floor",
+            "target",
+        ],
+        [
+            [
+                "zero-cost (floor)",
+                floor_compacted,
+                "-",
+                "-",
+                floor_wall,
+                floor_cpu,
+                floor_compacted / floor_wall,
+                floor_compacted / floor_cpu,
+                1.0,
+                "",
+            ],
+            [
+                "extractive",
+                compacted,
+                summaries,
+                len(result.passes),
+                wall,
+                cpu,
+                compacted / wall,
+                compacted / cpu,
+                cpu / floor_cpu,
+                ">= 5,000/s",
+            ],
+        ],
+        title="Offline compaction with the default extractive summarizer (same stored messages)",
+    )
 
 
 # --------------------------------------------------------------------------- quality
@@ -387,12 +486,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plant-every", type=int, default=25)
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-extractive", action="store_true")
     args = parser.parse_args(argv)
     common.print_machine()
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-compaction-"))
     try:
         if not args.skip_overhead:
-            bench_overhead(scratch / "overhead", args.messages, args.assemble_runs)
+            template = None if args.skip_extractive else scratch / "template"
+            floor = bench_overhead(
+                scratch / "overhead", args.messages, args.assemble_runs, template
+            )
+            if template is not None:
+                bench_extractive(template, scratch / "extractive", floor)
         if not args.skip_quality:
             bench_quality(scratch, args.quality_messages, args.plant_every)
     finally:

@@ -8,6 +8,10 @@ then, so you can watch the context stay bounded while every message is kept::
 With ``--anthropic`` (needs ``pip install 'lossless-context[anthropic]'`` and
 ``ANTHROPIC_API_KEY``) each turn's context goes to a real model instead.
 
+It writes to a new temporary folder unless you pass ``--home``, so it never
+touches your real history in ``~/.lcm``; the folder is printed at the end for
+``lcm --home FOLDER dag agent-loop-demo``.
+
 What to look for: ``stored`` grows every turn, ``context`` does not; the
 summaries in the DAG point back to every message (``lcm dag`` / ``lcm expand``).
 """
@@ -16,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import sys
+import tempfile
 from typing import Any
 
 from lossless import Engine
@@ -85,15 +92,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--budget", type=int, default=4_000, help="context budget in tokens")
-    parser.add_argument("--home", default=None, help="data folder (default $LCM_HOME or ~/.lcm)")
+    parser.add_argument(
+        "--home", default=None, help="data folder (default: a new temporary folder)"
+    )
     parser.add_argument("--session", default="agent-loop-demo")
     parser.add_argument("--anthropic", action="store_true", help="call a real model")
     args = parser.parse_args()
     rng = random.Random(7)
+    if args.anthropic:
+        problem = anthropic_problem()
+        if problem:
+            sys.exit(f"agent_loop.py: --anthropic: {problem}")
+    home = args.home or tempfile.mkdtemp(prefix="lcm-agent-loop-")
 
     # Small settings so compaction is visible within a few dozen turns.
     with Engine.open(
-        args.home,
+        home,
         fresh_tail_count=8,
         leaf_chunk_tokens=1_500,
         leaf_target_tokens=200,
@@ -124,10 +138,23 @@ def main() -> None:
                 f"{result.describe()}"
             )
         view = chat.dag()
+        depth = f", DAG depth {view.max_depth}" if view.summary_count else ""
         print(
-            f"\n{view.message_count} messages stored, {view.summary_count} summaries, "
-            f"DAG depth {view.max_depth}; context now {view.context_tokens:,} tokens."
+            f"\n{view.message_count} messages stored, {view.summary_count} summaries{depth}; "
+            f"context now {view.context_tokens:,} tokens."
         )
+    print(f"stored in {home} (look: lcm --home {home} dag {args.session})")
+
+
+def anthropic_problem() -> str | None:
+    """Why a real model cannot be called, before the first turn (not an SDK traceback)."""
+    try:
+        import anthropic  # noqa: F401
+    except ImportError:
+        return "the anthropic SDK is missing: pip install 'lossless-context[anthropic]'"
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return "set ANTHROPIC_API_KEY to your Anthropic API key (or run without --anthropic)"
+    return None
 
 
 if __name__ == "__main__":

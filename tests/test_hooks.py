@@ -747,6 +747,74 @@ def test_hook_import_path_stays_lean(tmp_path: Path, lcm_home: Path, event: str)
     assert heavy == [], f"lcm hook {event} imported {heavy}"
 
 
+_COMPILING_DURING_HOOK = """
+import builtins, json, sys
+from re import _compiler
+patterns = []
+original = _compiler.compile
+def caller():
+    frame = sys._getframe(2)
+    while frame.f_globals.get("__name__") in ("re", "lossless.regex_cache"):
+        frame = frame.f_back
+    return str(frame.f_globals.get("__name__", ""))
+def counting(pattern, flags=0):
+    if caller().startswith("lossless"):
+        patterns.append(str(pattern)[:60])
+    return original(pattern, flags)
+_compiler.compile = counting
+generated = []
+real_exec, real_compile = builtins.exec, builtins.compile
+def noting(source):
+    if isinstance(source, str) and "__create_fn__" in source:
+        generated.append(source[:60])
+def execing(source, *args):
+    noting(source)
+    return real_exec(source, *args)
+def compiling(source, *args, **kwargs):
+    noting(source)
+    return real_compile(source, *args, **kwargs)
+builtins.exec, builtins.compile = execing, compiling
+from lossless.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps({"patterns": patterns, "generated": generated}))
+"""
+
+
+@pytest.mark.parametrize("event", ["Stop", "UserPromptSubmit"])
+def test_a_hook_compiles_what_an_earlier_hook_kept_only_once(
+    tmp_path: Path, lcm_home: Path, event: str
+) -> None:
+    # The regular expressions of the hook path's modules and the code of its
+    # dataclasses are compiled by the first hook and reused by the next ones
+    # (lossless.regex_cache, lossless.dataclass_cache).
+    session = "5e0c9d2a-7f31-4b8e-9a0d-3c6b1e2f4a57"
+    transcript = tmp_path / "project" / f"{session}.jsonl"
+    transcript.parent.mkdir()
+    argv = ["--home", str(lcm_home), "hook", event, "--client", "claude-code"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    runs: list[dict[str, Any]] = []
+    for turn in (1, 2, 3):
+        claude_turn(transcript, session, turn)
+        payload = claude_payload(event, transcript, session, prompt="what did we deploy?")
+        done = subprocess.run(
+            [sys.executable, "-c", _COMPILING_DURING_HOOK, *argv],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=60,
+            check=True,
+            env=env,
+        )
+        runs.append(json.loads(done.stdout))
+    log = hooks_log(lcm_home).splitlines()
+    assert len(log) == 3 and all(" ok " in line for line in log), log
+    assert len(runs[0]["patterns"]) > 20 and len(runs[0]["generated"]) > 20
+    assert runs[2] == {"patterns": [], "generated": []}, runs[2]
+
+
 # The rooms a hook's entry point pulls in when imported: each keeps a
 # stdlib-only top level and loads the engine, the store and the rest lazily,
 # when an event needs them. A new top-level import of anything else in one of

@@ -11,7 +11,8 @@ Checks, in the order a user would fix things:
 - **worker**: compaction requests are being served (no old pending request
   without a running worker), no compaction error is waiting.
 - **summarizer**: the configured provider can be built (SDK present, command
-  on PATH) — no network call is made.
+  on PATH) and answers one tiny real call within ``PROBE_TIMEOUT_S``; a
+  failure names its cause (a bad key, a dead server, a command that exits 1).
 - **hooks log**: recent hook failures.
 
 A check is ``ok``, ``info``, ``warn`` or ``problem``; only problems make the
@@ -36,6 +37,9 @@ Status = Literal["ok", "info", "warn", "problem"]
 # A request older than this with no worker running means hooks fail to start it.
 STALE_REQUEST_S = 15 * 60
 RECENT_LOG_S = 24 * 3600
+# The summarizer test call: long enough for a slow model's first token, short
+# enough that a dead endpoint does not hold `lcm doctor`.
+PROBE_TIMEOUT_S = 20.0
 
 
 @dataclass(slots=True)
@@ -629,7 +633,8 @@ def check_config(config: Config) -> list[Check]:
     ]
 
 
-def check_summarizer(config: Config) -> list[Check]:
+def check_summarizer(config: Config, *, probe: bool = True) -> list[Check]:
+    """The provider can be built and, unless ``probe`` is False, answers a real call."""
     import shlex
 
     from lossless.summarize.configured import summarizer_from_config
@@ -663,7 +668,53 @@ def check_summarizer(config: Config) -> list[Check]:
     detail = f"{built.name} ({origin})"
     if provider == "extractive":
         detail += "; offline, no LLM: lcm_expand_query returns evidence, not answers"
-    return [Check("summarizer", provider, "ok", detail)]
+        return [Check("summarizer", provider, "ok", detail)]
+    if not probe:
+        return [Check("summarizer", provider, "ok", detail + "; not called (--no-probe)")]
+    failure = probe_summarizer(built, timeout_s=PROBE_TIMEOUT_S)
+    if failure is not None:
+        return [
+            Check(
+                "summarizer",
+                provider,
+                "problem",
+                f"{detail}: a one-line test call failed: {failure}; until it works every "
+                "summary falls back to truncation",
+                "fix summarizer.* (`lcm config show`: key, model, base_url, command), "
+                "then run `lcm doctor` again",
+            )
+        ]
+    return [Check("summarizer", provider, "ok", detail + "; a one-line test call answered")]
+
+
+def probe_summarizer(summarizer: object, *, timeout_s: float) -> str | None:
+    """Make one tiny real call to the provider; None when it answered, else the cause.
+
+    The call is a few tokens each way and is bounded by ``timeout_s`` (retries
+    included), so a dead endpoint cannot hang `lcm doctor`.
+    """
+    from lossless.summarize.completion import CompletionRequest
+    from lossless.summarize.configured import language_model_of
+    from lossless.summarize.errors import SummarizerError
+
+    model = language_model_of(summarizer)  # type: ignore[arg-type]
+    if model is None:
+        return None
+    request = CompletionRequest(
+        system="You are a health check. Reply with the single word OK.",
+        user="Reply with OK.",
+        max_output_tokens=8,
+        timeout_s=timeout_s,
+    )
+    try:
+        answer = model.complete(request)
+    except SummarizerError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # an SDK bug or an unexpected reply shape: still the cause
+        return f"{type(exc).__name__}: {exc}"
+    if not answer.text.strip():
+        return "the provider answered with empty text"
+    return None
 
 
 def check_hook_log(config: Config) -> list[Check]:
@@ -695,7 +746,11 @@ def check_hook_log(config: Config) -> list[Check]:
 
 
 def run_checks(
-    config: Config, *, project_dir: Path | None = None, probe_commands: bool = True
+    config: Config,
+    *,
+    project_dir: Path | None = None,
+    probe_commands: bool = True,
+    probe_summarizer: bool = True,
 ) -> list[Check]:
     """Every check, in display order."""
     from lossless.integrations.commands import lcm_argv
@@ -713,6 +768,6 @@ def run_checks(
         checks.extend(check_client(client, config, scopes, probe))
     checks.extend(check_config(config))
     checks.extend(check_store_and_worker(config))
-    checks.extend(check_summarizer(config))
+    checks.extend(check_summarizer(config, probe=probe_summarizer))
     checks.extend(check_hook_log(config))
     return checks

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import functools
 import html
 import itertools
 import re
@@ -35,6 +36,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
+
+from lossless.regex_literals import LiteralGate
 
 __all__ = [
     "WITHHELD_NOTE",
@@ -873,6 +876,13 @@ def _views(text: str, *, depth: int = 0) -> list[tuple[str, str]]:
     return views
 
 
+@functools.cache
+def _gate() -> LiteralGate:
+    """Built on the first scan (a hook that never scans does not pay for it)."""
+    patterns = _PHRASE_RES + _COMMAND_RES + _MARKER_RES + _COMPACT_RES
+    return LiteralGate((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns)
+
+
 def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     """Every instruction-like passage in ``text`` (empty when there is none).
 
@@ -892,15 +902,22 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     # Kinds matched in a readable view, reported speech included: the
     # compacted view only adds what spacing tricks hid from those.
     readable: set[str] = set()
+    # Patterns whose required words are absent cannot match and are not run.
+    gate = _gate()
     for view, body in _views(text):
+        allowed = gate.candidates(body)
         if view == "compact":
             for kind, pattern in _COMPACT_RES:
+                if pattern not in allowed:
+                    continue
                 compact = pattern.search(body)
                 if compact and kind not in readable:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
         phrases = _PHRASE_RES + _COMMAND_RES if view != "rot13" else _PHRASE_RES
         for kind, pattern in phrases:
+            if pattern not in allowed:
+                continue
             for match in pattern.finditer(body):
                 readable.add(kind)
                 if (
@@ -916,7 +933,11 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
         # Markup quoted as code (`<system>`) is documentation, and escaping
         # keeps it inert wherever it is shown.
         unquoted = _CODE_SPAN_RE.sub(" ", body)
+        if unquoted != body:
+            allowed = gate.candidates(unquoted)
         for kind, pattern in _MARKER_RES:
+            if pattern not in allowed:
+                continue
             marker = pattern.search(unquoted)
             if marker:
                 findings.append(Finding(kind, marker.group(0).strip()[:160], view))

@@ -178,6 +178,12 @@ class EarlyCalls:
         try:
             import importlib
 
+            from lossless import dataclass_cache, regex_cache
+
+            # What hooks and commands keep: the engine's patterns and records
+            # load from it instead of compiling (nothing is written from here).
+            regex_cache.install()
+            dataclass_cache.install()
             self._tools = self._open_tools()
             for module in _WARM:
                 importlib.import_module(module)
@@ -196,6 +202,12 @@ class EarlyCalls:
         """Start answering the request on ``line`` here; False: it is the SDK's."""
         if self.sdk_ready.is_set() or b'"tools/call"' not in line:
             return False
+        try:
+            return self._take(line)
+        except Exception:  # an odd request or cached schema: the SDK's to answer
+            return False
+
+    def _take(self, line: bytes) -> bool:
         try:
             message = json.loads(line)
         except ValueError:
@@ -223,28 +235,28 @@ class EarlyCalls:
     def _answer(
         self, line: bytes, request_id: str | int, name: str, arguments: dict[str, Any]
     ) -> None:
-        from lossless.mcp_tools import ToolFailure
-
         tools = self.tools()
-        result: dict[str, Any] | None = None
-        if tools is not None and self._to_json is not None:
-            try:
-                result = _run(tools, name, arguments)
-            except ToolFailure:
-                result = None  # the SDK words the error
-        if result is None or self._to_json is None:
+        to_json = self._to_json
+        try:
+            if tools is None or to_json is None:
+                raise LookupError("the tools did not open")
+            result = _run(tools, name, arguments)
+            answer = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {
+                    "content": [{"text": to_json(result), "type": "text"}],
+                    "isError": False,
+                    "structuredContent": result,
+                },
+            }
+            data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+        except Exception:
+            # A tool failure (the SDK words its error) or anything unexpected:
+            # the SDK answers this request, when it has loaded.
             self._hand_over(line)
             return
-        answer = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "result": {
-                "content": [{"text": self._to_json(result), "type": "text"}],
-                "isError": False,
-                "structuredContent": result,
-            },
-        }
-        self._send(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        self._send(data + b"\n")
 
 
 def _pydantic_json() -> Callable[[Any], str]:

@@ -138,10 +138,14 @@ class _Front:
             schemas = {
                 tool["name"]: tool["inputSchema"]
                 for tool in cached["tools"]
-                if isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict)
+                if isinstance(tool, dict)
+                and isinstance(tool.get("name"), str)
+                and isinstance(tool.get("inputSchema"), dict)
             }
             self.early = EarlyCalls(self.open_tools, schemas, self.send, self._hand_over)
             self.early.start()
+        except Exception:  # no early answers: the SDK answers everything, as before
+            self.early = None
         finally:
             self.early_started.set()
 

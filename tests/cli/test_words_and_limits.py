@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lossless.cli.app import plural
+from lossless.words import plural
 
 
 def lcm(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -140,9 +140,9 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 
 def _as_before_text_stored_once(lcm_home: Path) -> None:
-    """Turn the store back into one from before migrations 0008-0011: every part
-    text and raw line stored verbatim (as before 0010), the columns, tables and
-    ledger rows of 0008-0011 gone."""
+    """Store every part text and raw line verbatim, as before migration 0010,
+    and drop its columns and the tables of 0011 (embeddings); the test removes
+    the ledger rows from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -164,7 +164,7 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
         ("native_records", "raw_template"),
     ):
         connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    # Before 0011 (embeddings) too: its tables and triggers gone.
+    # 0011 (embeddings): its tables and triggers, so it runs again alike.
     for trigger in (
         "embeddings_counted",
         "embeddings_deleted",
@@ -177,13 +177,6 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
         connection.execute(f"DROP TRIGGER {trigger}")
     for table in ("embeddings", "embedding_state", "embedding_counts"):
         connection.execute(f"DROP TABLE {table}")
-    connection.execute("DELETE FROM schema_migrations WHERE version = 11")
-    connection.execute("DELETE FROM schema_migrations WHERE version = 10")
-    # Before 0009 too (it only rebuilds the word indexes, and runs again alike)
-    # and 0008 (lease_since), so 0007 is the newest missing one.
-    connection.execute("DELETE FROM schema_migrations WHERE version = 9")
-    connection.execute("ALTER TABLE leases DROP COLUMN acquired_at")
-    connection.execute("DELETE FROM schema_migrations WHERE version = 8")
     connection.commit()
     connection.close()
 

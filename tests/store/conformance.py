@@ -21,7 +21,7 @@ from lossless.errors import (
     StoreError,
 )
 from lossless.models import NewLargeFile, NewMessage, NewNativeRecord, NewPart, NewSummary
-from lossless.store.contract import GrepQuery, Store
+from lossless.store.contract import OVERVIEW_PROMPT_CHARS, GrepQuery, Store
 
 StoreFactory = Callable[[], Store]
 
@@ -770,6 +770,76 @@ class StoreConformance:
         assert store.messages.count_by_conversation([]) == {}
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(store.messages.count_by_conversation(many).values()) == 6
+
+    def test_overview_of_conversations(self, store: Store) -> None:
+        a, b, empty = self.conv(store, "a"), self.conv(store, "b"), self.conv(store, "e")
+        done = store.messages.append(
+            a,
+            [
+                msg("system text", "a0", role="system", at="2026-01-01T00:00:00.000Z"),
+                msg("fix the flaky test " * 40, "a1", at="2026-01-02T00:00:00.000Z"),
+                msg("done", "a2", role="assistant", at="2026-01-03T00:00:00.000Z"),
+                msg("second prompt", "a3", at="2026-01-04T00:00:00.000Z"),
+            ],
+        )
+        store.context.append_messages(a, done.inserted)
+        store.messages.append(b, [msg("only the assistant", "b0", role="assistant")])
+        listed = store.messages.list(a)
+        summary = store.summaries.create(
+            NewSummary(a, "leaf", 0, "s", 1, listed[0].created_at, listed[1].created_at, 2, 9),
+            message_ids=[m.id for m in listed[:2]],
+        )
+        store.context.replace_range(a, 0, 1, summary)
+
+        found = store.conversations.overview([a, b, empty, 999_999])
+        assert set(found) == {a, b, empty, 999_999}
+        first = found[a]
+        assert first.messages == 4
+        assert first.message_tokens == sum(m.token_count for m in listed)
+        assert first.last_activity == "2026-01-04T00:00:00.000Z"
+        assert first.first_prompt is not None
+        assert first.first_prompt.startswith("fix the flaky test")
+        assert len(first.first_prompt) == OVERVIEW_PROMPT_CHARS
+        assert (first.summaries, first.max_depth) == (1, 0)
+        assert first.context_tokens == store.context.token_total(a)
+        assert found[b].first_prompt is None and found[b].messages == 1
+        assert found[b].max_depth is None and found[b].context_tokens == 0
+        assert found[empty] == found[999_999]
+        assert found[empty].messages == 0 and found[empty].last_activity is None
+        assert store.conversations.overview([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(o.messages for o in store.conversations.overview(many).values()) == 5
+
+    def test_summaries_by_escalation_level(self, store: Store) -> None:
+        assert store.summaries.escalation().levels == {}
+        a, b = self.conv(store, "a", "alpha"), self.conv(store, "b", "beta")
+        for cid in (a, b):
+            store.messages.append(cid, [msg(f"m{i}", f"k{i}") for i in range(4)])
+        metas: list[tuple[int, dict[str, object] | None]] = [
+            (a, {"level": "normal"}),
+            (a, {"level": "fallback", "escalation_errors": "normal: exit 1; aggressive: exit 1"}),
+            (b, {"level": "aggressive", "escalation_errors": "normal: too long"}),
+            (b, None),
+        ]
+        for i, (cid, meta) in enumerate(metas):
+            at = f"2026-01-0{i + 1}T00:00:00.000Z"
+            store.summaries.create(
+                NewSummary(cid, "leaf", 0, f"s{i}", 1, at, at, 0, 5, metadata=meta),
+                message_ids=[store.messages.list(cid)[i].id],
+            )
+        every = store.summaries.escalation()
+        assert every.levels == {"normal": 1, "fallback": 1, "aggressive": 1, "unrecorded": 1}
+        # The newest degraded summary and its cause (writes in one millisecond may tie).
+        causes = {
+            "aggressive": "normal: too long",
+            "fallback": "normal: exit 1; aggressive: exit 1",
+        }
+        assert every.latest_level in causes and every.latest_why == causes[every.latest_level]
+        assert every.latest_at is not None
+        alpha = store.summaries.escalation(project="alpha")
+        assert alpha.levels == {"normal": 1, "fallback": 1}
+        assert alpha.latest_level == "fallback"
+        assert alpha.latest_why == "normal: exit 1; aggressive: exit 1"
 
     def test_size_by_table_names_the_tables_and_grows_with_them(self, store: Store) -> None:
         before = store.size_by_table()

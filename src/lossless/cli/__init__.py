@@ -37,7 +37,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(code)
     if _fast_mcp(args):
         return
-    _load()(args=args, prog_name="lcm")
+    from lossless import dataclass_cache, regex_cache
+
+    # A command imports much of what a hook does: reuse what hooks keep.
+    regex_cache.install()
+    dataclass_cache.install()
+    try:
+        _load()(args=args, prog_name="lcm")
+    finally:
+        regex_cache.keep()
+        dataclass_cache.keep()
 
 
 def _fast_hook(args: list[str]) -> int | None:
@@ -81,9 +90,15 @@ def _fast_hook(args: list[str]) -> int | None:
         import gc
 
         gc.disable()
+    from lossless import dataclass_cache, regex_cache
+
+    # What the hook path's modules compile at import (regular expressions,
+    # the methods of its records), kept from the last hook.
+    regex_cache.install()
+    dataclass_cache.install()
     from lossless import hooks
 
-    return hooks.main(
+    code = hooks.main(
         hooks.canonical_event(event),
         home=Path(home) if home else None,
         client=client,
@@ -91,6 +106,9 @@ def _fast_hook(args: list[str]) -> int | None:
         background=background,
         lock_fd=lock_fd,
     )
+    regex_cache.keep()
+    dataclass_cache.keep()
+    return code
 
 
 def _fast_mcp(args: list[str]) -> bool:

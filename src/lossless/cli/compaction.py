@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import clipped, print_table, wrapped
 from lossless.engine.compaction import CompactionPlan, CompactionResult, PassResult
 from lossless.errors import InputError
 from lossless.models import Conversation
+from lossless.words import counted
 
 
 def _selected(ctx: click.Context, conversation: str | None, all_: bool) -> list[Conversation]:
@@ -70,12 +73,15 @@ def _result_json(conv: Conversation, result: CompactionResult) -> dict[str, Any]
         "noop": result.noop,
         "error": result.error,
         "description": result.describe(),
+        "levels": result.levels,
+        "reasons": result.reasons,
         "passes": [
             {
                 "kind": p.kind,
                 "summary_id": p.summary_id,
                 "depth": p.depth,
                 "level": p.level,
+                "why": p.why,
                 "source_items": p.source_items,
                 "source_tokens": p.source_tokens,
                 "summary_tokens": p.summary_tokens,
@@ -223,9 +229,12 @@ def compact(
         )
     created = sum(len(r.summaries_created) for _, r in results)
     saved = sum(r.saved for _, r in results)
-    click.echo(
-        f"\n{len(results)} conversation(s): {created} summaries created, {saved:,} tokens saved."
+    click.echo()
+    wrapped(
+        f"{counted(len(results), 'conversation')}: {counted(created, 'summary')} created, "
+        f"{counted(saved, 'token')} saved."
     )
+    _report_levels([r for _, r in results])
     if until is not None:
         missed = [c for c, r in results if r.reached_target is False]
         if missed:
@@ -235,6 +244,40 @@ def compact(
                 err=True,
             )
     _exit_if_busy(results, wait)
+
+
+def _report_levels(results: list[CompactionResult]) -> None:
+    """How many summaries came from each escalation level, and why any did not
+    come from the model's first answer: a broken summarizer must be visible."""
+    levels: dict[str, int] = {}
+    for result in results:
+        for level, n in result.levels.items():
+            levels[level] = levels.get(level, 0) + n
+    if not levels:
+        return
+    order = ("normal", "aggressive", "fallback")
+    shown = ", ".join(f"{levels.get(level, 0):,} {level}" for level in order)
+    degraded = levels.get("aggressive", 0) + levels.get("fallback", 0)
+    wrapped(
+        f"Summaries by escalation level: {shown}"
+        + (" (fallback = truncation, not a summary)." if levels.get("fallback") else "."),
+        indent=2,
+        status="warn" if degraded else None,
+    )
+    # "retry after 59s" and "retry after 58s" are one cause.
+    reasons = list(
+        dict.fromkeys(re.sub(r"\b\d+s\b", "Ns", why) for r in results for why in r.reasons)
+    )
+    for why in reasons[:3]:
+        wrapped(f"  why: {why}", indent=7, status="warn")
+    if len(reasons) > 3:
+        wrapped(f"  ... and {len(reasons) - 3} more causes (--json lists them)")
+    if levels.get("fallback"):
+        wrapped(
+            "  check the summarizer with `lcm doctor`; `lcm status` counts the levels of "
+            "every stored summary.",
+            indent=2,
+        )
 
 
 #: Exit status of `lcm compact` when asked work did not happen because another
@@ -373,14 +416,14 @@ def context(
         click.echo(assembled.system[:width])
         click.echo()
     _print_messages(assembled.messages, width)
-    click.echo(
+    wrapped(
         f"{b.total:,} of {b.budget:,} tokens: {b.summaries:,} in {b.summary_count} summaries, "
         f"{b.messages:,} in {b.message_count} messages ({b.fresh_tail:,} in the protected "
         f"tail of {b.fresh_tail_messages}), {b.system:,} system; {b.dropped_items} older "
         f"item(s) left out ({b.dropped_tokens:,} tokens)."
     )
     if b.prompt_shown in ("repeated", "clipped"):
-        click.echo(
+        wrapped(
             f"The newest user prompt (message {b.prompt_message_id}) is {b.prompt_shown} "
             f"ahead of the fresh tail ({b.prompt_tokens:,} tokens)."
         )
@@ -390,7 +433,7 @@ def context(
             err=True,
         )
     if b.tail_over_budget:
-        click.echo(
+        wrapped(
             f"warning: the fresh tail alone ({b.fresh_tail:,} tokens in "
             f"{b.fresh_tail_messages} messages, plus {b.system:,} system) is over the "
             f"{b.budget:,}-token budget; lower fresh_tail_count or raise the budget.",
@@ -425,4 +468,7 @@ def dag(ctx: click.Context, conversation: str, no_preview: bool, as_json: bool) 
     if as_json:
         emit_json({"session_id": conv.session_id, **view.to_dict()})
         return
-    click.echo(view.render(previews=not no_preview))
+    header, *tree = view.render(previews=not no_preview).splitlines()
+    wrapped(header, indent=2)
+    for line in tree:  # a tree line wrapped would break the tree: cut it instead
+        click.echo(clipped(line))

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import print_table, wrapped
 from lossless.cli.search_index import index_imported
 from lossless.engine import retrieval
 from lossless.errors import InputError
@@ -17,9 +18,13 @@ from lossless.jsonable import to_jsonable
 from lossless.size_cap import size_cap_warning
 from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
+from lossless.words import counted
 
 if TYPE_CHECKING:
+    from lossless.engine.ingest import FileImportResult
     from lossless.engine.status import Status
+    from lossless.models import Conversation
+    from lossless.store.contract import EscalationTally
 
 
 @cli.command("import")
@@ -159,10 +164,8 @@ def import_cmd(
         ]
         if rows:
             print_table(["file", "kind", "session", "added", "skipped", "problems"], rows)
-        click.echo(
-            f"\n{len(results)} file(s): {added} message(s) added, {skipped} already stored, "
-            f"{problems} problem line(s), {len(failed)} unreadable file(s)."
-        )
+        click.echo()
+        wrapped(_import_summary(results, added, skipped, problems, len(failed)))
         for r in results:
             if r.error:
                 click.echo(f"lcm: {r.path}: {r.error}", err=True)
@@ -189,6 +192,31 @@ def import_cmd(
     stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)
     if files and not stored_anything and (failed or problems):
         ctx.exit(1)
+
+
+def _import_summary(
+    results: list[FileImportResult], added: int, skipped: int, problems: int, failed: int
+) -> str:
+    """One sentence: what was added, what was known, what went wrong.
+
+    A file read to its end before is not opened again, so its messages are
+    neither added nor counted as stored: it is "unchanged", not "0 already
+    stored"."""
+    unchanged = sum(
+        1
+        for r in results
+        if not (r.messages_added or r.messages_skipped or r.problems or r.error)
+        and r.resumed_from > 0
+    )
+    said = [f"{counted(added, 'message')} added"]
+    if skipped:
+        said.append(f"{skipped:,} already stored")
+    if unchanged:
+        said.append(f"{counted(unchanged, 'file')} unchanged since the last import")
+    said.append(counted(problems, "problem line"))
+    if failed:
+        said.append(counted(failed, "unreadable file"))
+    return f"{counted(len(results), 'file')}: {', '.join(said)}."
 
 
 def _size(path: Path) -> int:
@@ -236,6 +264,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     report = engine.status()
     info, stats = report.store, report.stats
     by_table = engine.store.size_by_table() if sizes else None
+    escalation = engine.store.summaries.escalation()
     cap_mb = engine.config.storage_size_cap_mb
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     if as_json:
@@ -245,6 +274,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                 **({"size_by_table": by_table} if by_table is not None else {}),
                 "size_cap": {"mb": cap_mb, "warning": cap_warning},
                 "stats": to_jsonable(stats),
+                "summary_levels": to_jsonable(escalation),
                 "redactions": report.redactions,
                 "substring_index_backlog": report.substring_index_backlog,
                 "home": report.home,
@@ -259,18 +289,22 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"home:          {report.home}")
-    click.echo(f"backend:       {info['backend']} ({info.get('path', '')})")
+
+    def show(line: str) -> None:
+        wrapped(line, indent=15)
+
+    show(f"home:          {report.home}")
+    show(f"backend:       {info['backend']} ({info.get('path', '')})")
     if info.get("server_version"):
-        click.echo(f"server:        PostgreSQL {info['server_version']}")
+        show(f"server:        PostgreSQL {info['server_version']}")
     if info.get("sqlite_version"):
-        click.echo(f"sqlite:        {info['sqlite_version']}")
-    click.echo(f"schema:        {', '.join(info.get('migrations', [])) or 'none'}")
+        show(f"sqlite:        {info['sqlite_version']}")
+    show(f"schema:        {', '.join(info.get('migrations', [])) or 'none'}")
     if "bytes_on_disk" in info:
         cap = f" of a {cap_mb:,} MB cap" if cap_mb > 0 else ""
-        click.echo(f"size:          {info['bytes_on_disk'] / 1e6:.1f} MB{cap}")
+        show(f"size:          {info['bytes_on_disk'] / 1e6:.1f} MB{cap}")
         if cap_warning is not None:
-            click.echo(f"warning:       {cap_warning}")
+            show(f"warning:       {cap_warning}")
     if by_table is not None:
         total = sum(by_table.values()) or 1
         for table, size in by_table.items():
@@ -278,19 +312,20 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                 click.echo(f"  {table:<22} {size / 1e6:9.1f} MB  {100 * size / total:3.0f}%")
     pool = info.get("pool")
     if isinstance(pool, dict):
-        click.echo(
+        show(
             f"pool:          {pool.get('size')} open, {pool.get('available')} idle, "
             f"max {pool.get('max')}, {pool.get('waiting')} waiting, "
             f"{pool.get('errors')} error(s)"
         )
-    click.echo(f"conversations: {stats.conversations}  {_by_client(stats.by_client)}")
-    click.echo(f"messages:      {stats.messages} ({stats.message_tokens} tokens)")
-    click.echo(f"parts:         {stats.parts}   native records: {stats.native_records}")
-    click.echo(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
-    click.echo(f"large files:   {stats.large_files}")
-    click.echo(f"quarantined:   {stats.quarantined} line(s)")
+    show(f"conversations: {stats.conversations}  {_by_client(stats.by_client)}")
+    show(f"messages:      {stats.messages} ({stats.message_tokens} tokens)")
+    show(f"parts:         {stats.parts}   native records: {stats.native_records}")
+    show(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
+    _show_levels(escalation)
+    show(f"large files:   {stats.large_files}")
+    show(f"quarantined:   {stats.quarantined} line(s)")
     if report.substring_index_backlog:
-        click.echo(
+        show(
             f"substring index: {report.substring_index_backlog} message(s) not indexed yet "
             "(the worker adds them; regex grep scans them meanwhile)"
         )
@@ -302,17 +337,37 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
             click.echo(f"embedding backlog: {progress.total_pending} item(s) ({waiting})")
     total = sum(report.redactions.values())
     detail = ", ".join(f"{k} {v}" for k, v in report.redactions.items())
-    click.echo(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))
+    show(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))
     worker = "not running" if report.worker_pid is None else f"running (pid {report.worker_pid})"
-    click.echo(
+    show(
         f"compaction:    {len(report.compaction_pending)} conversation(s) waiting, "
         f"{len(report.compaction_errors)} with an error; worker {worker}; "
         f"summarizer {report.summarizer}"
     )
     for conversation_id, error in sorted(report.compaction_errors.items()):
-        click.echo(f"  conversation {conversation_id}: {error}")
+        show(f"  conversation {conversation_id}: {error}")
     for problem in report.config_problems:
-        click.echo(f"config problem: {problem} (left out; the valid settings are in use)")
+        show(f"config problem: {problem} (left out; the valid settings are in use)")
+
+
+def _show_levels(tally: EscalationTally) -> None:
+    """Summaries by escalation level; the newest degraded one and why, in colour."""
+    if not tally.levels:
+        return
+    order = ["normal", "aggressive", "fallback", "unrecorded"]
+    known = [level for level in order if level in tally.levels]
+    counts = ", ".join(f"{tally.levels[level]:,} {level}" for level in known)
+    degraded = tally.levels.get("fallback", 0) + tally.levels.get("aggressive", 0)
+    wrapped(f"  by level:    {counts}", indent=15, status="warn" if degraded else None)
+    if tally.latest_level is not None:
+        why = tally.latest_why or "no cause recorded"
+        wrapped(
+            f"  latest {tally.latest_level} ({tally.latest_at}): {why}",
+            indent=15,
+            status="warn",
+        )
+        if tally.latest_level == "fallback":
+            wrapped("  (fallback = truncation; `lcm doctor` tests the summarizer)", indent=15)
 
 
 def _by_client(by_client: dict[str, int]) -> str:
@@ -322,31 +377,102 @@ def _by_client(by_client: dict[str, int]) -> str:
 
 
 @cli.command()
-@click.option("--project", default=None, help="Only this project.")
+@click.option(
+    "--project",
+    default=None,
+    help="Only this project (its folder as recorded; ~ and . are expanded).",
+)
 @click.option(
     "--client",
     type=click.Choice(["claude-code", "codex", "generic", "api", "map"]),
     default=None,
     help="Only this client.",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--since", default=None, help="Only active since this time: 2026-02-12, 12h, 7d ...")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the N most recently active."
+)
 @json_option
 @click.pass_context
 def conversations(
-    ctx: click.Context, project: str | None, client: str | None, limit: int | None, as_json: bool
+    ctx: click.Context,
+    project: str | None,
+    client: str | None,
+    since: str | None,
+    limit: int | None,
+    as_json: bool,
 ) -> None:
-    """List conversations, oldest first, with their message counts."""
+    """List conversations, most recently active first.
+
+    Each row: the title (or the start of the first prompt), the last message's
+    time, messages and their tokens, summaries and the tokens of the active
+    context (what compaction has brought it down to), and the parent
+    conversation of a sub-agent. Give the id (or session id) to `lcm messages`,
+    `lcm dag` or `lcm compact`.
+
+    \b
+    Examples:
+      lcm conversations --since 7d
+      lcm conversations --project . --client claude-code --limit 10
+    """
+    try:
+        since_ts = parse_since(since) if since else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+    if project is not None and project.startswith(("~", ".")):
+        project = str(Path(project).expanduser().resolve())
     engine = state_of(ctx).engine()
-    found = engine.store.conversations.list(project=project, client=client, limit=limit)
-    counts = {c.id: engine.store.messages.count(c.id) for c in found}
+    found = engine.store.conversations.list(project=project, client=client)
+    overview = engine.store.conversations.overview([c.id for c in found])
+
+    def last_activity(c: Conversation) -> str:
+        return overview[c.id].last_activity or c.created_at
+
+    found = [c for c in found if since_ts is None or last_activity(c) >= since_ts]
+    found.sort(key=lambda c: (last_activity(c), c.id), reverse=True)
+    if limit is not None:
+        found = found[:limit]
     if as_json:
-        emit_json([{**to_jsonable(c), "messages": counts[c.id]} for c in found])
+        emit_json(
+            [
+                {
+                    **to_jsonable(c),
+                    **to_jsonable(overview[c.id]),
+                    "last_activity": last_activity(c),
+                }
+                for c in found
+            ]
+        )
+        return
+    if not found:
+        click.echo("no conversations" + (" match" if project or client or since else ""), err=True)
         return
     print_table(
-        ["id", "client", "session", "project", "messages", "created"],
-        [(c.id, c.client, c.session_id, c.project, counts[c.id], c.created_at) for c in found],
+        ["id", "client", "title", "last active", "msgs", "tokens", "context", "sums"],
+        [
+            (
+                c.id,
+                c.client,
+                _title(c, overview[c.id].first_prompt),
+                last_activity(c),
+                overview[c.id].messages,
+                overview[c.id].message_tokens,
+                overview[c.id].context_tokens,
+                overview[c.id].summaries,
+            )
+            for c in found
+        ],
         max_width=60,
+        one_line=["title"],
     )
+
+
+def _title(conversation: Conversation, first_prompt: str | None) -> str:
+    """The title, else the first prompt; a sub-agent's starts with ↳ and its parent's id."""
+    title = conversation.title or first_prompt or conversation.session_id
+    if conversation.parent_id is not None:
+        return f"↳{conversation.parent_id} {title}"
+    return title
 
 
 @cli.command()
@@ -541,15 +667,15 @@ def describe(
     if isinstance(found, retrieval.MessageDescription):
         m = found.message
         conv = found.conversation
-        click.echo(f"message {m.id}  seq {m.seq}  {m.role}  {m.created_at}  {m.token_count} tokens")
+        wrapped(f"message {m.id}  seq {m.seq}  {m.role}  {m.created_at}  {m.token_count} tokens")
         if conv:
-            click.echo(f"conversation {conv.id}  session {conv.session_id}  project {conv.project}")
+            wrapped(f"conversation {conv.id}  session {conv.session_id}  project {conv.project}")
         if found.covering_summary_id:
             click.echo(f"covered by {found.covering_summary_id}")
         kinds = ", ".join(
             f"{p.kind}" + (f"({p.tool_name})" if p.tool_name else "") for p in found.parts
         )
-        click.echo(f"parts: {kinds or 'none'}   native records: {found.native_record_count}")
+        wrapped(f"parts: {kinds or 'none'}   native records: {found.native_record_count}")
         click.echo("")
         click.echo(m.content)
     elif isinstance(found, retrieval.SummaryDescription):
@@ -559,7 +685,7 @@ def describe(
             f"{s.earliest_at} .. {s.latest_at}"
         )
         if found.source_summary_ids:
-            click.echo(f"built from summaries: {' '.join(found.source_summary_ids)}")
+            wrapped(f"built from summaries: {' '.join(found.source_summary_ids)}")
         if found.source_message_ids:
             ids = found.source_message_ids
             click.echo(f"built from {len(ids)} messages: {ids[0]}..{ids[-1]}")
@@ -569,9 +695,9 @@ def describe(
         click.echo(s.content)
     else:
         f = found.file
-        click.echo(f"file {f.id}  {f.original_name or ''}  {f.media_type}  {f.byte_size} bytes")
-        click.echo(f"stored at {f.path}")
-        click.echo(f"summary: {f.exploration_summary}")
+        wrapped(f"file {f.id}  {f.original_name or ''}  {f.media_type}  {f.byte_size} bytes")
+        wrapped(f"stored at {f.path}")
+        wrapped(f"summary: {f.exploration_summary}")
         click.echo("")
         if found.error:
             raise InputError(found.error)
@@ -752,13 +878,14 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
         return
     for name, value, origin in rows:
         setting = by_name.get(name)
-        click.echo(f"{name} = {value}    ({origin})")
+        wrapped(f"{name} = {value}    ({origin})", indent=4)
         if setting is not None:
             allowed = f"; one of {', '.join(setting.choices)}" if setting.choices else ""
-            click.echo(f"    {setting.help}")
-            click.echo(
+            wrapped(f"    {setting.help}", indent=4)
+            wrapped(
                 f"    {setting.type.__name__}, default {setting.default!r}{allowed}; "
-                f"env {setting.env}"
+                f"env {setting.env}",
+                indent=4,
             )
     for problem in problems:
         click.echo(f"problem: {problem} (left out; the valid settings are in use)", err=True)
@@ -863,11 +990,12 @@ def verify(ctx: click.Context, conversations: tuple[str, ...], as_json: bool) ->
 @json_option
 @click.pass_context
 def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool) -> None:
-    """Give back space: re-store rows written in full before text was stored
-    once as references to their message's text, optionally drop old raw lines,
-    then compact the database file.
+    """Give back space: store old rows' repeated text once, compact the file.
 
-    Nothing a message is made of is dropped. Example: lcm gc --raw-older-than 90
+    Parts and raw lines written in full by an older lossless are re-stored as
+    references to their message's text; with --raw-older-than, the raw
+    transcript lines of older messages are dropped too. Nothing a message is
+    made of is dropped. Example: lcm gc --raw-older-than 90 --dry-run
     """
     from lossless.engine.gc import collect_garbage
 

@@ -392,29 +392,49 @@ def uninstall(
     default=None,
     help="Project whose project-scope install to check (default: the current directory).",
 )
+@click.option(
+    "--no-probe",
+    is_flag=True,
+    help="Do not make the one tiny test call to the configured summarizer.",
+)
 @json_option
 @click.pass_context
-def doctor(ctx: click.Context, project_dir: Path | None, as_json: bool) -> None:
+def doctor(ctx: click.Context, project_dir: Path | None, no_probe: bool, as_json: bool) -> None:
     """Check that lossless is installed, working and keeping up; say how to fix what is not.
 
     Looks at the Claude Code and Codex installs (hooks present and running a
     working lcm, MCP entries), the store (opens, migrations verified), the
     background worker (requests served, compaction errors), the summarizer
-    configuration (no network call) and recent hook failures. Exits 1 when a
-    problem is found, 0 otherwise (warnings included).
+    (one tiny real call to the configured provider, at most 20 seconds; a
+    few tokens on a paid API; --no-probe skips it) and recent hook failures.
+    Exits 1 when a problem is found, 0 otherwise (warnings included).
     """
     from lossless.doctor import run_checks
 
-    checks = run_checks(state_of(ctx).config(lenient=True), project_dir=project_dir)
+    checks = run_checks(
+        state_of(ctx).config(lenient=True),
+        project_dir=project_dir,
+        probe_summarizer=not no_probe,
+    )
     problems = [c for c in checks if c.status == "problem"]
     if as_json:
         emit_json({"ok": not problems, "checks": to_jsonable(checks)})
     else:
+        from lossless.cli.output import print_checks
+
         marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "problem": "FAIL"}
+        lines: list[tuple[str, str, str]] = []
         for check in checks:
-            click.echo(f"[{marks[check.status]}] {check.area}: {check.name}: {check.detail}")
+            lines.append(
+                (
+                    check.status,
+                    f"[{marks[check.status]}]",
+                    f"{check.area}: {check.name}: {check.detail}",
+                )
+            )
             if check.fix and check.status in ("warn", "problem"):
-                click.echo(f"       fix: {check.fix}")
+                lines.append((check.status, "", f"fix: {check.fix}"))
+        print_checks(lines)
         click.echo(
             f"\n{len(problems)} problem(s), "
             f"{sum(1 for c in checks if c.status == 'warn')} warning(s)."

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import print_table
 from lossless.errors import InputError
 
 if TYPE_CHECKING:

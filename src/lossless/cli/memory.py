@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import print_table
 from lossless.engine import handoff
 from lossless.engine.memory import remember as remember_memory
 from lossless.errors import InputError

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import click
 
-from lossless.cli.app import CliState, cli, emit_json, plural, print_table, state_of
+from lossless.cli.app import CliState, cli, emit_json, state_of
+from lossless.cli.output import print_table
 from lossless.errors import InputError
+from lossless.words import counted
 
 
 @cli.command("export")
@@ -45,10 +47,15 @@ def export_cmd(ctx: click.Context, output: Path | None, project: str | None, qui
     from lossless.engine.portable import export_store
 
     state = state_of(ctx)
+    if output is not None:
+        _check_writable(output)
     engine = state.engine()
     store = engine.store
     total = sum(store.messages.count(c.id) for c in store.conversations.list(project=project))
-    target = output.open("w", encoding="utf-8", newline="\n") if output else sys.stdout
+    try:
+        target = output.open("w", encoding="utf-8", newline="\n") if output else sys.stdout
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
     try:
         with click.progressbar(
             length=max(total, 1),
@@ -62,7 +69,9 @@ def export_cmd(ctx: click.Context, output: Path | None, project: str | None, qui
     finally:
         if output:
             target.close()
-    summary = ", ".join(f"{n} {plural(kind, n)}" for kind, n in sorted(report.counts.items()))
+    summary = ", ".join(
+        counted(n, kind.replace("_", " ")) for kind, n in sorted(report.counts.items())
+    )
     click.echo(f"exported {summary or 'nothing'}", err=True)
     if report.missing_files:
         click.echo(
@@ -70,6 +79,16 @@ def export_cmd(ctx: click.Context, output: Path | None, project: str | None, qui
             f"(exported without content): {', '.join(report.missing_files[:5])}",
             err=True,
         )
+
+
+def _check_writable(output: Path) -> None:
+    """Refuse an output path that cannot be written, before reading anything."""
+    folder = output.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise InputError(f"cannot write {output}: the folder {folder} {what}")
+    if output.is_dir():
+        raise InputError(f"cannot write {output}: it is a folder")
 
 
 def import_from_export(state: CliState, path: Path, *, quiet: bool, as_json: bool) -> None:

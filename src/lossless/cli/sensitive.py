@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from lossless.cli.app import cli, emit_json, json_option, print_table, state_of
+from lossless.cli.app import cli, emit_json, json_option, state_of
+from lossless.cli.output import print_table, wrapped
 from lossless.redact import CATEGORIES, Redactor, UserPattern
 
 
@@ -36,7 +37,7 @@ def list_patterns(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json({"builtin": list(CATEGORIES), "patterns": patterns, "file": str(book.path)})
         return
-    click.echo("built-in: " + ", ".join(CATEGORIES))
+    wrapped("built-in: " + ", ".join(CATEGORIES), indent=4)
     if not patterns:
         click.echo(f"no user patterns ({book.path})")
         return

@@ -282,6 +282,9 @@ class PassResult:
     summary_tokens: int = 0
     noop: str | None = None
     elapsed_s: float = 0.0
+    # Why the summary is not the model's first answer (the errors that forced
+    # escalation to aggressive or to the truncation fallback).
+    why: str | None = None
 
     @property
     def acted(self) -> bool:
@@ -317,6 +320,20 @@ class CompactionResult:
     @property
     def summaries_created(self) -> list[str]:
         return [p.summary_id for p in self.passes if p.summary_id is not None]
+
+    @property
+    def levels(self) -> dict[str, int]:
+        """Summaries written at each escalation level (normal, aggressive, fallback)."""
+        counts: dict[str, int] = {}
+        for p in self.passes:
+            if p.acted and p.level is not None:
+                counts[p.level] = counts.get(p.level, 0) + 1
+        return counts
+
+    @property
+    def reasons(self) -> list[str]:
+        """The distinct causes of escalation, in the order they first happened."""
+        return list(dict.fromkeys(p.why for p in self.passes if p.acted and p.why))
 
     @property
     def acted(self) -> bool:
@@ -666,7 +683,10 @@ class Compactor:
             on_unavailable=on_unavailable,
         )
         summary, level = result.text, result.level
+        errors = [result.error] if result.error else []
         if self.estimate(summary) >= limit:
+            if level != "fallback":
+                errors.append(f"{level}: the summary was not smaller than what it replaces")
             # Escalation compares with the rendered source, which carries
             # headers; the context may count fewer tokens for the same items.
             summary = truncate_for_fallback(
@@ -682,8 +702,8 @@ class Compactor:
             "input_tokens": result.input_tokens,
             "output_tokens": result.output_tokens,
         }
-        if result.error:
-            meta["escalation_errors"] = result.error[:2000]
+        if errors:
+            meta["escalation_errors"] = "; ".join(errors)[:2000]
         return summary, level, meta
 
     def _previous_context(self, snap: _Snapshot, before: int) -> str | None:
@@ -790,6 +810,7 @@ class Compactor:
             summary_id=created.id,
             depth=0,
             level=level,
+            why=_why(meta),
             source_items=len(items),
             source_tokens=chunk.tokens,
             summary_tokens=summary_tokens,
@@ -877,6 +898,7 @@ class Compactor:
             summary_id=created.id,
             depth=depth + 1,
             level=level,
+            why=_why(meta),
             source_items=len(sources),
             source_tokens=chunk.tokens,
             summary_tokens=summary_tokens,
@@ -1166,3 +1188,8 @@ def _placeholder_summary(conversation_id: int, n: int, tokens: int) -> Summary:
         source_token_count=0,
         created_at="",
     )
+
+
+def _why(meta: dict[str, object]) -> str | None:
+    errors = meta.get("escalation_errors")
+    return str(errors) if errors else None

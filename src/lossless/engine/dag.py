@@ -19,6 +19,7 @@ from lossless.injection import display_line
 from lossless.models import Summary
 from lossless.quoted import prompt_line
 from lossless.store.contract import Repositories
+from lossless.words import counted
 
 __all__ = ["DagNode", "DagView", "build_dag", "session_start_view"]
 
@@ -90,11 +91,12 @@ class DagView:
 
     def render(self, *, previews: bool = True) -> str:
         """The tree as indented text, one summary per line."""
+        depth = f" (max depth {self.max_depth})" if self.summary_count else ""
         lines = [
-            f"conversation {self.conversation_id}: {self.message_count} messages, "
-            f"{self.summary_count} summaries (max depth {self.max_depth}); context: "
-            f"{self.context_items} items, {self.context_tokens:,} tokens, "
-            f"{self.raw_messages_in_context} raw messages"
+            f"conversation {self.conversation_id}: {counted(self.message_count, 'message')}, "
+            f"{counted(self.summary_count, 'summary')}{depth}; context: "
+            f"{counted(self.context_items, 'item')}, {counted(self.context_tokens, 'token')}, "
+            f"{counted(self.raw_messages_in_context, 'raw message')}"
         ]
         if not self.roots:
             lines.append("(no summaries in context yet: nothing has been compacted)")
@@ -102,9 +104,9 @@ class DagView:
         def add(node: DagNode, prefix: str, last: bool, top: bool) -> None:
             branch = "" if top else ("└─ " if last else "├─ ")
             covers = (
-                f"{node.message_count} messages"
+                counted(node.message_count, "message")
                 if node.kind == "leaf"
-                else f"{len(node.children)} summaries, {node.descendant_count} below"
+                else f"{counted(len(node.children), 'summary')}, {node.descendant_count} below"
             )
             line = (
                 f"{prefix}{branch}{node.id} {node.kind} d{node.depth}  "

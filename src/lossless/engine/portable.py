@@ -87,7 +87,8 @@ class ExportReport:
     missing_files: list[str] = field(default_factory=list)
 
     def add(self, kind: str, n: int = 1) -> None:
-        self.counts[kind] = self.counts.get(kind, 0) + n
+        if n:
+            self.counts[kind] = self.counts.get(kind, 0) + n
 
 
 @dataclass
@@ -249,6 +250,8 @@ def _conversation_records(
                 "native_records": records_by_message.get(m.id, []),
             }
         report.add("message", len(batch))
+        # Counted with the ones of no message, as the import counts them.
+        report.add("native_record", sum(len(records_by_message.get(m.id, [])) for m in batch))
         batch.clear()
 
     for message in store.messages.iter_all(conversation.id):
@@ -548,6 +551,7 @@ def _import_message(
     seq = _field(line_no, record, "seq", int)
     if seq in stored:
         report.skip("message")
+        report.skip("native_record", len(_field(line_no, record, "native_records", list)))
         return False
     if seq != len(stored):
         raise _Broken(

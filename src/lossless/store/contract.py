@@ -203,6 +203,39 @@ class StoreStats:
     by_client: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationOverview:
+    """What a listing of conversations shows about one (``ConversationRepository.overview``).
+
+    ``first_prompt`` is the start of the first user message (at most
+    ``OVERVIEW_PROMPT_CHARS``); ``last_activity`` the newest message's time;
+    ``max_depth`` None when the conversation has no summary yet.
+    """
+
+    messages: int = 0
+    message_tokens: int = 0
+    last_activity: str | None = None
+    first_prompt: str | None = None
+    summaries: int = 0
+    max_depth: int | None = None
+    context_tokens: int = 0
+
+
+OVERVIEW_PROMPT_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class EscalationTally:
+    """``SummaryRepository.escalation``: ``levels`` maps normal / aggressive /
+    fallback (and "unrecorded" for summaries written without the level) to
+    counts; ``latest_*`` describe the newest summary that is not ``normal``."""
+
+    levels: dict[str, int] = field(default_factory=dict)
+    latest_level: str | None = None
+    latest_at: str | None = None
+    latest_why: str | None = None
+
+
 class ConversationRepository(Protocol):
     def get_or_create(
         self,
@@ -240,6 +273,12 @@ class ConversationRepository(Protocol):
         self, *, project: str | None = None, client: str | None = None, limit: int | None = None
     ) -> builtins.list[Conversation]:
         """Conversations ordered by created_at, then id."""
+        ...
+
+    def overview(self, conversation_ids: Sequence[int]) -> dict[int, ConversationOverview]:
+        """Counts, last activity and first prompt of each conversation, in a
+        fixed number of queries whatever the number of ids (unknown ids map to
+        an empty overview)."""
         ...
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
@@ -413,6 +452,11 @@ class SummaryRepository(Protocol):
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         """Summaries of each conversation, in one query (unknown ids map to 0)."""
+        ...
+
+    def escalation(self, *, project: str | None = None) -> EscalationTally:
+        """Stored summaries by the escalation level that wrote them, and why the
+        newest one below ``normal`` was not the model's first answer."""
         ...
 
     def rewrite(self, summary_id: str, content: str) -> None:

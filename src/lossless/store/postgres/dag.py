@@ -19,6 +19,8 @@ from lossless.models import (
     Summary,
 )
 from lossless.store import inputs, rows
+from lossless.store.contract import EscalationTally
+from lossless.store.overview import escalation_tally
 from lossless.store.postgres.repository import SUMMARY_COLUMNS, Repo, lock_conversation, to_summary
 from lossless.store.rows import (
     check_text,
@@ -151,6 +153,31 @@ class Summaries(Repo):
             [summary_id],
         )
         return None if row is None else str(row["summary_id"])
+
+    def escalation(self, *, project: str | None = None) -> EscalationTally:
+        check_text(project, "project")
+        mine = (
+            ""
+            if project is None
+            else (" AND conversation_id IN (SELECT id FROM conversations WHERE project = %s)")
+        )
+        params: list[Any] = [] if project is None else [project]
+        level = "coalesce(metadata->>'level', 'unrecorded')"
+        levels = {
+            str(r["level"]): int(r["n"])
+            for r in self.s._q(
+                f"SELECT {level} AS level, count(*) AS n FROM summaries WHERE true{mine} "
+                "GROUP BY 1",
+                params,
+            )
+        }
+        latest = self.s._q1(
+            f"SELECT {level} AS level, created_at, metadata->>'escalation_errors' AS why "
+            f"FROM summaries WHERE metadata->>'level' IN ('aggressive', 'fallback'){mine} "
+            "ORDER BY created_at DESC LIMIT 1",
+            params,
+        )
+        return escalation_tally(levels, latest)
 
     def count_by_conversation(self, conversation_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(conversation_ids, 0)

@@ -21,11 +21,14 @@ from lossless.models import (
 )
 from lossless.store import inputs, rows
 from lossless.store.contract import (
+    OVERVIEW_PROMPT_CHARS,
     AppendResult,
+    ConversationOverview,
     HashedRow,
     PartRewrite,
 )
 from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.overview import build_overviews
 from lossless.store.postgres.repository import (
     MESSAGE_COLUMNS,
     Conn,
@@ -142,6 +145,37 @@ class Conversations(Repo):
             sql += " LIMIT %s"
             params.append(limit)
         return [to_conversation(r) for r in self.s._q(sql, params)]
+
+    def overview(self, conversation_ids: Sequence[int]) -> dict[int, ConversationOverview]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        if not ids:
+            return {}
+        return build_overviews(
+            ids,
+            messages=self.s._q(
+                "SELECT conversation_id, count(*) AS n, sum(token_count) AS tokens, "
+                "max(created_at) AS last_at FROM messages "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [ids],
+            ),
+            prompts=self.s._q(
+                f"SELECT m.conversation_id, left(m.content, {OVERVIEW_PROMPT_CHARS}) AS prompt "
+                "FROM messages m JOIN (SELECT conversation_id, min(seq) AS seq FROM messages "
+                "WHERE role = 'user' AND conversation_id = ANY(%s) GROUP BY conversation_id) f "
+                "ON f.conversation_id = m.conversation_id AND f.seq = m.seq",
+                [ids],
+            ),
+            summaries=self.s._q(
+                "SELECT conversation_id, count(*) AS n, max(depth) AS max_depth FROM summaries "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [ids],
+            ),
+            context=self.s._q(
+                "SELECT conversation_id, sum(token_count) AS tokens FROM context_items "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [ids],
+            ),
+        )
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
         dumps_json(metadata)

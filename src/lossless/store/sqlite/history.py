@@ -24,11 +24,14 @@ from lossless.models import (
 )
 from lossless.store import inputs, rows
 from lossless.store.contract import (
+    OVERVIEW_PROMPT_CHARS,
     AppendResult,
+    ConversationOverview,
     HashedRow,
     PartRewrite,
 )
 from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.overview import build_overviews
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -148,6 +151,44 @@ class Conversations(Repo):
             sql += " LIMIT ?"
             params.append(limit)
         return [to_conversation(r) for r in self.s._q(sql, params)]
+
+    def overview(self, conversation_ids: Sequence[int]) -> dict[int, ConversationOverview]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, ConversationOverview] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                build_overviews(
+                    chunk,
+                    messages=self.s._q(
+                        "SELECT conversation_id, count(*) AS n, sum(token_count) AS tokens, "
+                        "max(created_at) AS last_at FROM messages "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        chunk,
+                    ),
+                    prompts=self.s._q(
+                        f"SELECT m.conversation_id, substr(m.content, 1, {OVERVIEW_PROMPT_CHARS}) "
+                        "AS prompt FROM messages m JOIN (SELECT conversation_id, min(seq) AS seq "
+                        f"FROM messages WHERE role = 'user' AND conversation_id IN ({marks}) "
+                        "GROUP BY conversation_id) f "
+                        "ON f.conversation_id = m.conversation_id AND f.seq = m.seq",
+                        chunk,
+                    ),
+                    summaries=self.s._q(
+                        "SELECT conversation_id, count(*) AS n, max(depth) AS max_depth "
+                        f"FROM summaries WHERE conversation_id IN ({marks}) "
+                        "GROUP BY conversation_id",
+                        chunk,
+                    ),
+                    context=self.s._q(
+                        "SELECT conversation_id, sum(token_count) AS tokens FROM context_items "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        chunk,
+                    ),
+                )
+            )
+        return found
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
         with self.s._atomic():

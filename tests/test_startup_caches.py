@@ -1,0 +1,149 @@
+"""``lossless.regex_cache`` and ``lossless.dataclass_cache``: what a hook compiles at
+import (regular expressions, the methods of its records) is kept for the next one.
+
+Each case runs in a fresh interpreter (the cache is per process, its file in
+a bytecode cache folder of the test's own).
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SAMPLE = (
+    "token ghp_"
+    + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    + " and AWS_SECRET=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY1"
+)
+
+_RUN = """
+import json, re, sys
+from re import _compiler
+compiled = []
+original = _compiler.compile
+def counting(pattern, flags=0):
+    caller = sys._getframe(3).f_globals.get("__name__", "")
+    compiled.append(f"{caller}: {pattern}")
+    return original(pattern, flags)
+_compiler.compile = counting
+from lossless import regex_cache
+seeded = regex_cache.install()
+from lossless.redact import Redactor
+import lossless.injection
+re.compile("runtime-only-" + sys.argv[2])  # as a search pattern would be
+out = Redactor().redact_text(sys.argv[1]).text
+added = regex_cache.keep()
+print(json.dumps({"seeded": seeded, "added": added, "compiled": compiled, "out": out}))
+"""
+
+
+def python(code: str, prefix: Path, *args: str, write: bool = True) -> dict[str, Any]:
+    """``code`` in a fresh interpreter whose bytecode cache is under ``prefix``; its JSON."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def run(prefix: Path, *, write: bool = True, marker: str = "x") -> dict[str, Any]:
+    return python(_RUN, prefix, SAMPLE, marker, write=write)
+
+
+def cache_file(prefix: Path) -> Path:
+    (found,) = prefix.rglob("regex-cache.*.marshal")
+    return found
+
+
+def test_the_second_process_compiles_nothing_and_redacts_the_same(tmp_path: Path) -> None:
+    first = run(tmp_path)
+    assert first["seeded"] == 0 and first["added"] > 20
+    second = run(tmp_path)
+    assert second["seeded"] == first["added"] and second["added"] == 0
+    # Only the run-time pattern (and none of lossless's) is compiled again.
+    lossless = [p for p in second["compiled"] if p.startswith("lossless")]
+    assert lossless == [], lossless
+    assert len(second["compiled"]) < 10 < len(first["compiled"]), second["compiled"]
+    assert second["out"] == first["out"] != SAMPLE
+    assert "ghp_a1B2" not in second["out"]
+
+
+def test_patterns_made_at_run_time_are_never_kept(tmp_path: Path) -> None:
+    run(tmp_path, marker="hunter2-password")
+    _header, entries = marshal.loads(cache_file(tmp_path).read_bytes())
+    assert entries and not any("hunter2" in pattern for pattern, _flags, _args in entries)
+
+
+def test_a_corrupt_file_is_a_miss(tmp_path: Path) -> None:
+    run(tmp_path)
+    path = cache_file(tmp_path)
+    path.write_bytes(b"\x00garbage")
+    again = run(tmp_path)
+    assert again["seeded"] == 0 and again["added"] > 20 and again["out"] != SAMPLE
+    assert run(tmp_path)["seeded"] == again["added"]
+
+
+def test_nothing_is_written_when_bytecode_is_not(tmp_path: Path) -> None:
+    assert run(tmp_path, write=False)["added"] == 0
+    assert list(tmp_path.rglob("regex-cache.*")) == []
+
+
+# --------------------------------------------------------------------------- dataclass code
+
+_RUN_DATACLASSES = """
+import builtins, dataclasses, json, sys
+compiled = []
+original = builtins.compile
+def counting(source, *args, **kwargs):
+    if isinstance(source, str) and "__create_fn__" in source:
+        compiled.append(source)
+    return original(source, *args, **kwargs)
+builtins.compile = counting
+from lossless import dataclass_cache
+loaded = dataclass_cache.install()
+from lossless.models import NewMessage, NewPart
+part = NewPart(kind="text", text="hi")
+message = NewMessage(role="user", content="hi", parts=(part,))
+try:
+    message.role = "assistant"
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+same = message == NewMessage(role="user", content="hi", parts=(NewPart(kind="text", text="hi"),))
+added = dataclass_cache.keep()
+print(json.dumps({
+    "loaded": loaded, "added": added, "compiled": len(compiled),
+    "repr": repr(message), "frozen": frozen, "same": same, "hash": hash(part) == hash(NewPart(kind="text", text="hi")),
+}))
+"""
+
+
+def run_dataclasses(prefix: Path) -> dict[str, Any]:
+    return python(_RUN_DATACLASSES, prefix)
+
+
+def test_dataclass_methods_are_compiled_once_and_behave_the_same(tmp_path: Path) -> None:
+    first = run_dataclasses(tmp_path)
+    assert first["loaded"] == 0 and first["added"] == first["compiled"] > 10
+    second = run_dataclasses(tmp_path)
+    assert second["loaded"] == first["added"] and second["added"] == second["compiled"] == 0
+    for key in ("repr", "frozen", "same", "hash"):
+        assert second[key] == first[key], key
+    assert second["frozen"] and second["same"] and second["hash"]
+    (path,) = tmp_path.rglob("dataclass-code.*.marshal")
+    path.write_bytes(b"not marshal")
+    assert run_dataclasses(tmp_path)["loaded"] == 0  # a corrupt file is a miss
