@@ -107,6 +107,31 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("summarizer.command", str, "", "Command for the command provider, e.g. 'claude -p'."),
     Setting("summarizer.timeout_s", float, 60.0, "Timeout of one summarizer call, in seconds."),
     Setting("summarizer.retries", int, 2, "Retries of a failed summarizer call."),
+    Setting(
+        "summarizer.max_calls_per_hour",
+        int,
+        0,
+        "Spend cap: most anthropic/openai calls in any hour (0: no cap); past it, "
+        "summaries come from the offline summarizer.",
+    ),
+    Setting(
+        "summarizer.max_calls_per_day",
+        int,
+        0,
+        "Spend cap: most anthropic/openai calls in any 24 hours (0: no cap).",
+    ),
+    Setting(
+        "summarizer.max_tokens_per_hour",
+        int,
+        0,
+        "Spend cap: most anthropic/openai tokens (input + output) in any hour (0: no cap).",
+    ),
+    Setting(
+        "summarizer.max_tokens_per_day",
+        int,
+        0,
+        "Spend cap: most anthropic/openai tokens (input + output) in any 24 hours (0: no cap).",
+    ),
     Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
     Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
     Setting("recall.budget_bytes", int, 1_500, "Most bytes of memories added to one prompt."),
@@ -197,6 +222,22 @@ class SummarizerSettings:
     command: str
     timeout_s: float
     retries: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpendCaps:
+    """Most calls and tokens a paid summarizer may use per hour and per day (0: no cap)."""
+
+    calls_per_hour: int = 0
+    calls_per_day: int = 0
+    tokens_per_hour: int = 0
+    tokens_per_day: int = 0
+
+    @property
+    def any(self) -> bool:
+        return any(
+            (self.calls_per_hour, self.calls_per_day, self.tokens_per_hour, self.tokens_per_day)
+        )
 
 
 @dataclass(frozen=True)
@@ -335,6 +376,32 @@ class Config:
     @property
     def summarizer_retries(self) -> int:
         return self._typed("summarizer.retries", int)
+
+    @property
+    def summarizer_max_calls_per_hour(self) -> int:
+        return self._typed("summarizer.max_calls_per_hour", int)
+
+    @property
+    def summarizer_max_calls_per_day(self) -> int:
+        return self._typed("summarizer.max_calls_per_day", int)
+
+    @property
+    def summarizer_max_tokens_per_hour(self) -> int:
+        return self._typed("summarizer.max_tokens_per_hour", int)
+
+    @property
+    def summarizer_max_tokens_per_day(self) -> int:
+        return self._typed("summarizer.max_tokens_per_day", int)
+
+    @property
+    def spend_caps(self) -> SpendCaps:
+        """The ``summarizer.max_*`` spend caps of paid providers (0: none)."""
+        return SpendCaps(
+            calls_per_hour=self.summarizer_max_calls_per_hour,
+            calls_per_day=self.summarizer_max_calls_per_day,
+            tokens_per_hour=self.summarizer_max_tokens_per_hour,
+            tokens_per_day=self.summarizer_max_tokens_per_day,
+        )
 
     @property
     def redaction_enabled(self) -> bool:

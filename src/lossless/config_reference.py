@@ -91,6 +91,28 @@ a timeout counts as a failed call (retried `summarizer.retries` times). It runs 
 its own process group, so a timeout stops everything it started, and with
 `LCM_IN_SUMMARIZER=1` in its environment, so lossless's own hooks do not capture
 that session.
+
+### A spend cap for paid providers
+
+```toml
+[summarizer]
+provider = "anthropic"
+max_calls_per_hour = 200
+max_tokens_per_day = 2000000
+```
+
+Every `anthropic` and `openai` call is recorded in `$LCM_HOME/summarizer-spend.db`
+(hooks, the worker and the CLI share it). Past any `max_*` cap, summaries come from
+the offline extractive summarizer, and `lcm compact` says so; `lcm_expand_query`
+answers fail as unavailable until the hour or day has room again. `lcm status`
+shows the use against each cap. 0 (the default) means no cap.
+
+### Is it working?
+
+`lcm doctor` makes one tiny real call to the configured provider (at most 20
+seconds; `--no-probe` skips it) and reports a failure with its cause. `lcm compact`
+and `lcm status` count the summaries of each escalation level: many `fallback`
+summaries (truncations) mean the model calls are failing, and both say why.
 """
 
 

@@ -20,18 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.pg_fixtures import own_pg_server, pg_home  # noqa: F401
 
 from lossless.engine.engine import Engine
 
 SESSION = "s-lease"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgresql":
-        request.getfixturevalue("pg_home")
-    return str(request.param)
 
 
 def lcm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.torture.knobs import EXAMPLES
 
 from lossless.config import load_config
 from lossless.engine.engine import Engine
@@ -45,7 +46,6 @@ PATTERNS = [
 #: Generous against a 1 s budget: the CLI's own start-up and import take ~1-2 s
 #: on a loaded two-core machine.
 CLI_SECONDS = 20.0
-EXAMPLES = int(os.environ.get("LCM_TORTURE_EXAMPLES", "40"))
 
 
 def lcm(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

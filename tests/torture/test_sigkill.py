@@ -5,9 +5,10 @@ after a random delay (seeded, so a failure can be replayed). After all trials
 ``lcm verify`` must find the store whole, and a final uninterrupted run must
 converge to exactly what a clean run stores.
 
-``LCM_TORTURE_TRIALS`` sets the number of kills per phase (default 3, a few
-seconds of CI); ``LCM_TORTURE_SEED`` the seed. The longer local mode:
-``LCM_TORTURE_TRIALS=60 .venv/bin/pytest tests/torture -q``.
+Knobs (``tests/torture/knobs.py``): ``LCM_TORTURE_TRIALS`` kills per phase
+(default 3, with two transcripts), ``LCM_TORTURE_SEED`` the seed; the long
+local mode, 60 kills per phase over four transcripts:
+``LCM_TORTURE_LONG=1 .venv/bin/pytest tests/torture -q``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-TRIALS = int(os.environ.get("LCM_TORTURE_TRIALS", "3"))
-SEED = int(os.environ.get("LCM_TORTURE_SEED", "20261201"))
+from tests.torture.knobs import SEED, TRIALS, scaled
 
 
 def _lcm(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -73,7 +72,7 @@ def transcripts(shared_data: Path, tmp_path: Path) -> Path:
         pytest.skip(f"real transcripts not found at {source}")
     folder = tmp_path / "transcripts"
     folder.mkdir()
-    for path in sorted(source.glob("*.jsonl"))[:4]:
+    for path in sorted(source.glob("*.jsonl"))[: scaled(2, 4)]:
         # Links, not copies: the data stays where it is.
         (folder / path.name).symlink_to(path)
     return folder

@@ -82,6 +82,7 @@ def _result_json(conv: Conversation, result: CompactionResult) -> dict[str, Any]
                 "depth": p.depth,
                 "level": p.level,
                 "why": p.why,
+                "model": p.model,
                 "source_items": p.source_items,
                 "source_tokens": p.source_tokens,
                 "summary_tokens": p.summary_tokens,
@@ -272,6 +273,22 @@ def _report_levels(results: list[CompactionResult]) -> None:
         wrapped(f"  why: {why}", indent=7, status="warn")
     if len(reasons) > 3:
         wrapped(f"  ... and {len(reasons) - 3} more causes (--json lists them)")
+    from lossless.summarize.spend import OFFLINE_MODEL_PREFIX
+
+    capped = [
+        p.model
+        for r in results
+        for p in r.passes
+        if p.acted and p.model and p.model.startswith(OFFLINE_MODEL_PREFIX)
+    ]
+    if capped:
+        wrapped(
+            f"  {counted(len(capped), 'summary')} written by the offline summarizer: the "
+            f"spend cap was reached ({capped[-1].removeprefix(OFFLINE_MODEL_PREFIX).strip(' :()')}"
+            "); see `lcm status`, raise summarizer.max_* to allow more.",
+            indent=2,
+            status="warn",
+        )
     if levels.get("fallback"):
         wrapped(
             "  check the summarizer with `lcm doctor`; `lcm status` counts the levels of "

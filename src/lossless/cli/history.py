@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,7 @@ from lossless.timeutil import parse_since
 from lossless.words import counted
 
 if TYPE_CHECKING:
+    from lossless.config import Config
     from lossless.engine.ingest import FileImportResult
     from lossless.engine.status import Status
     from lossless.models import Conversation
@@ -265,6 +266,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     info, stats = report.store, report.stats
     by_table = engine.store.size_by_table() if sizes else None
     escalation = engine.store.summaries.escalation()
+    spend = _spend(engine.config)
     cap_mb = engine.config.storage_size_cap_mb
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     if as_json:
@@ -275,6 +277,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                 "size_cap": {"mb": cap_mb, "warning": cap_warning},
                 "stats": to_jsonable(stats),
                 "summary_levels": to_jsonable(escalation),
+                "summarizer_spend": spend,
                 "redactions": report.redactions,
                 "substring_index_backlog": report.substring_index_backlog,
                 "home": report.home,
@@ -322,6 +325,8 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     show(f"parts:         {stats.parts}   native records: {stats.native_records}")
     show(f"summaries:     {stats.summaries} ({stats.summary_tokens} tokens)")
     _show_levels(escalation)
+    if spend is not None:
+        _show_spend(spend)
     show(f"large files:   {stats.large_files}")
     show(f"quarantined:   {stats.quarantined} line(s)")
     if report.substring_index_backlog:
@@ -348,6 +353,40 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
         show(f"  conversation {conversation_id}: {error}")
     for problem in report.config_problems:
         show(f"config problem: {problem} (left out; the valid settings are in use)")
+
+
+def _spend(config: Config) -> dict[str, Any] | None:
+    """Use of a paid summarizer against its caps (None for offline providers)."""
+    from dataclasses import asdict
+
+    from lossless.summarize.spend import LEDGER_FILE, PAID_PROVIDERS, SpendLedger
+
+    if config.summarizer_provider not in PAID_PROVIDERS:
+        return None
+    use = SpendLedger(config.home / LEDGER_FILE).use()
+    caps = config.spend_caps
+    return {"use": asdict(use), "caps": asdict(caps), "reached": use.over(caps)}
+
+
+def _show_spend(spend: dict[str, Any]) -> None:
+    use, caps = spend["use"], spend["caps"]
+
+    def against(used: int, cap: int) -> str:
+        return f"{used:,}/{cap:,}" if cap else f"{used:,} (no cap)"
+
+    wrapped(
+        f"spend:         calls {against(use['calls_hour'], caps['calls_per_hour'])} this hour, "
+        f"{against(use['calls_day'], caps['calls_per_day'])} today; tokens "
+        f"{against(use['tokens_hour'], caps['tokens_per_hour'])} this hour, "
+        f"{against(use['tokens_day'], caps['tokens_per_day'])} today",
+        indent=15,
+    )
+    if spend["reached"]:
+        wrapped(
+            f"  cap reached ({spend['reached']}): summaries come from the offline summarizer",
+            indent=15,
+            status="warn",
+        )
 
 
 def _show_levels(tally: EscalationTally) -> None:

@@ -18,7 +18,9 @@
    turn it started has been compacted around it.
 4. The rest of the budget is filled from the newest older item backwards; the
    oldest items are the ones left out, and the cut never lands inside a
-   tool_use/tool_result pair. The result stays within the budget unless the
+   tool_use/tool_result pair. Items are read from the store the same way,
+   newest first, a page at a time, so a long never-compacted conversation is
+   not read whole to fill a budget that holds its last few hundred messages. The result stays within the budget unless the
    system prompt and the fresh tail alone exceed it
    (``TokenBreakdown.tail_over_budget``).
 5. The result is made valid for the target API: consecutive same-role

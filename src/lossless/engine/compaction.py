@@ -285,6 +285,8 @@ class PassResult:
     # Why the summary is not the model's first answer (the errors that forced
     # escalation to aggressive or to the truncation fallback).
     why: str | None = None
+    # The model that wrote the summary (None: the offline summarizer or truncation).
+    model: str | None = None
 
     @property
     def acted(self) -> bool:
@@ -811,6 +813,7 @@ class Compactor:
             depth=0,
             level=level,
             why=_why(meta),
+            model=_model(meta),
             source_items=len(items),
             source_tokens=chunk.tokens,
             summary_tokens=summary_tokens,
@@ -899,6 +902,7 @@ class Compactor:
             depth=depth + 1,
             level=level,
             why=_why(meta),
+            model=_model(meta),
             source_items=len(sources),
             source_tokens=chunk.tokens,
             summary_tokens=summary_tokens,
@@ -1193,3 +1197,8 @@ def _placeholder_summary(conversation_id: int, n: int, tokens: int) -> Summary:
 def _why(meta: dict[str, object]) -> str | None:
     errors = meta.get("escalation_errors")
     return str(errors) if errors else None
+
+
+def _model(meta: dict[str, object]) -> str | None:
+    model = meta.get("model")
+    return str(model) if model else None

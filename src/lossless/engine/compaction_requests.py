@@ -31,6 +31,10 @@ JOB_KIND = "compact"
 CompactionMode = Literal["incremental", "sweep"]
 
 
+# Context items read per query while looking back from the newest.
+_PAGE = 256
+
+
 def request_time(value: Any) -> float:
     """A timestamp kept in metadata, 0 when missing or not a number."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
@@ -71,29 +75,29 @@ def compaction_due(store: Store, config: Config, conversation_id: int) -> bool:
     than one leaf chunk? An upper bound of what the compactor will find (its
     protected tail may be wider); a false positive costs one idle worker poll.
 
-    Sums from the store and the newest items only: a hook must not list the
-    context of a long session that was never compacted.
+    Reads the newest items back, a page at a time, and stops as soon as the
+    answer is known: a hook must not list (or sum) the whole context of a
+    long session that was never compacted.
     """
     chunk = config.leaf_chunk_tokens
-    stats = store.context.stats(conversation_id)
-    if stats.message_tokens <= chunk:
-        return False
     tail = config.fresh_tail_count
-    tail_tokens = 0
     seen = 0
+    raw = 0
     before: int | None = None
-    while seen < tail:
-        page = store.context.newest(conversation_id, before_ordinal=before, limit=tail + 16)
+    while True:
+        page = store.context.newest(conversation_id, before_ordinal=before, limit=_PAGE)
         for item in reversed(page):
-            if seen >= tail:
-                break
-            if item.item_type == "message":
+            if item.item_type != "message":
+                continue
+            if seen < tail:
                 seen += 1
-                tail_tokens += item.token_count
-        if len(page) < tail + 16:
-            break
+                continue
+            raw += item.token_count
+            if raw > chunk:
+                return True
+        if len(page) < _PAGE:
+            return False
         before = page[0].ordinal
-    return stats.message_tokens - tail_tokens > chunk
 
 
 def schedule_compaction(engine: Engine, conversations: Mapping[int, bool]) -> bool:

@@ -15,6 +15,12 @@ from lossless.summarize.completion import LanguageModel
 from lossless.summarize.factory import build_summarizer
 from lossless.summarize.protocol import Summarizer
 from lossless.summarize.resilience import ResilientSummarizer
+from lossless.summarize.spend import (
+    LEDGER_FILE,
+    PAID_PROVIDERS,
+    SpendCappedSummarizer,
+    SpendLedger,
+)
 from lossless.tokens import TokenEstimator, estimate_tokens
 
 if TYPE_CHECKING:
@@ -26,7 +32,7 @@ def summarizer_from_config(
 ) -> Summarizer:
     """The summarizer the configuration names (``summarizer.*`` settings)."""
     settings = config.summarizer
-    return build_summarizer(
+    built = build_summarizer(
         settings.provider,
         model=settings.model or None,
         api_key=settings.api_key or None,
@@ -35,6 +41,15 @@ def summarizer_from_config(
         timeout_s=settings.timeout_s,
         retries=settings.retries,
         estimate=estimator,
+    )
+    if settings.provider not in PAID_PROVIDERS:
+        return built
+    # Every paid call is recorded (`lcm status` shows the use) and capped.
+    return SpendCappedSummarizer(
+        built,
+        SpendLedger(config.home / LEDGER_FILE),
+        config.spend_caps,
+        build_summarizer("extractive", estimate=estimator),
     )
 
 
@@ -45,6 +60,8 @@ def language_model_of(summarizer: Summarizer) -> LanguageModel | None:
     provider from ``build_summarizer`` is returned with its resilience wrapper,
     so summaries and answers share one retry budget and one circuit breaker.
     """
+    if isinstance(summarizer, SpendCappedSummarizer):
+        return summarizer if language_model_of(summarizer.inner) is not None else None
     if isinstance(summarizer, ResilientSummarizer):
         return summarizer if isinstance(summarizer.inner, LanguageModel) else None
     return summarizer if isinstance(summarizer, LanguageModel) else None
