@@ -35,6 +35,7 @@ class GrepResult(TypedDict):
     pattern: str
     mode: Mode
     project: str
+    searched: str
     hits: list[Hit]
     next_offset: int | None
     hint: str
@@ -65,6 +66,7 @@ class SearchResult(TypedDict):
     query: str
     mode: Mode
     project: str
+    searched: str
     hits: list[RankedHit] | list[Hit]
     next_offset: int | None
     hint: str

@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Literal
 
 from lossless.engine.expand_query import DEFAULT_QUERY_SECONDS, DEFAULT_QUERY_TOKENS
+from lossless.search_scope import SearchScope
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -147,6 +148,7 @@ class LcmTools:
             "pattern": pattern,
             "mode": mode,
             "project": project if project is not None else "(all projects)",
+            "searched": SearchScope(project=project, session_id=session_id).describe(),
             "hits": [_hit(h) for h in page],
             "next_offset": offset + limit if len(hits) > offset + limit else None,
             "hint": "lcm_describe an id for the full text; lcm_expand a covering_summary_id "
@@ -203,6 +205,7 @@ class LcmTools:
             "mode": "hybrid" if hits.hybrid else "full_text",
             "semantic": hits.semantic,
             "project": project if project is not None else "(all projects)",
+            "searched": SearchScope(project=project).describe(),
             "hits": [
                 {
                     "id": h.id,

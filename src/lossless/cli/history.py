@@ -614,11 +614,15 @@ def grep(
         since_ts = parse_since(since) if since else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
+    from lossless.search_scope import SearchScope
+
+    conversation_id = None if conversation is None else engine.resolve_conversation(conversation).id
+    searched = SearchScope(project=project, conversation_id=conversation_id, session_id=session)
     hits = engine.grep(
         pattern,
         mode=mode,  # type: ignore[arg-type]
         scope=scope,  # type: ignore[arg-type]
-        conversation=conversation,
+        conversation=conversation_id,
         session_id=session,
         project=project,
         since=since_ts,
@@ -630,6 +634,7 @@ def grep(
             {
                 "pattern": pattern,
                 "mode": mode,
+                "scope": searched.as_json(),
                 "hits": to_jsonable(hits),
                 "complete": hits.complete,
                 "scanned_until": hits.scanned_until,
@@ -643,6 +648,7 @@ def grep(
             "or --time-budget 0 to search everything)",
             err=True,
         )
+    click.echo(f"searched {searched.describe()}", err=True)
     if not hits:
         click.echo("no matches", err=True)
         return

@@ -41,7 +41,14 @@ def prepare_home(config: Config) -> bool:
 
 
 def announce_new_store(config: Config) -> None:
-    """Say on stderr that the store is new, so a mistyped home is noticed."""
+    """Say on stderr that the store is new, so a mistyped home is noticed.
+
+    Only to a person (stderr a terminal): scripts and tools read the first
+    lines of stderr of `lcm map` and others."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return
     origin = _origin(config)
     click.echo(
         f"lcm: note: no store was at {config.home} ({origin}): created a new, empty one. "

@@ -138,16 +138,22 @@ def revive_cmd(ctx: click.Context, memory_id: str, as_json: bool) -> None:
 @cli.command("search")
 @click.argument("query")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0))
-@click.option("--all-projects", is_flag=True, help="Search every project, not just this one.")
-@project_option
+@click.option("--project", default=None, help="Only this project (default: every project).")
+@click.option("--conversation", "-c", default=None, help="Only this conversation (id or session).")
+@click.option(
+    "--all-projects",
+    is_flag=True,
+    help="Every project: the default, as for `lcm grep` (kept for scripts).",
+)
 @json_option
 @click.pass_context
 def search_cmd(
     ctx: click.Context,
     query: str,
     limit: int,
-    all_projects: bool,
     project: str | None,
+    conversation: str | None,
+    all_projects: bool,
     as_json: bool,
 ) -> None:
     """Search memories and history (messages, summaries, large files) ranked together.
@@ -163,25 +169,32 @@ def search_cmd(
     \b
     Examples:
       lcm search "flaky import test"
-      lcm search "database migration" --all-projects --json
+      lcm search "database migration" --project ~/src/app --json
+      lcm search 飞书 -c 42
     """
+    from lossless.search_scope import SearchScope
+
+    if all_projects and project is not None:
+        raise InputError("--all-projects and --project contradict each other: pass one")
     engine = state_of(ctx).engine()
-    scope = None if all_projects else _project(project)
-    hits = engine.search(query, project=scope, limit=limit)
+    conversation_id = None if conversation is None else engine.resolve_conversation(conversation).id
+    searched = SearchScope(project=project, conversation_id=conversation_id)
+    hits = engine.search(query, project=project, conversation_id=conversation_id, limit=limit)
     if as_json:
         emit_json(
             {
                 "query": query,
-                "project": scope,
+                "scope": searched.as_json(),
+                "project": project,
                 "hybrid": hits.hybrid,
                 "semantic": hits.semantic,
                 "hits": list(hits),
             }
         )
         return
+    click.echo(f"searched {searched.describe()}", err=True)
     if not hits:
-        where = "any project" if scope is None else scope
-        click.echo(f"Nothing matches {query!r} in {where} (try --all-projects).")
+        click.echo(f"Nothing matches {query!r} in {searched.describe()}.")
         click.echo(f"({hits.semantic})", err=True)
         return
     print_table(

@@ -211,13 +211,6 @@ def print_checks(lines: Iterable[tuple[str, str, str]]) -> None:
     _print(grid)
 
 
-def echo(text: str, *, status: str | None = None) -> None:
-    """One line (wrapped to the terminal), coloured by ``status`` on a terminal."""
-    from rich.text import Text
-
-    _print(Text(text, style=STATUS_STYLES.get(status or "", "")))
-
-
 def wrapped(
     text: str, *, indent: int | str = 0, err: bool = False, status: str | None = None
 ) -> None:

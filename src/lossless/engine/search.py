@@ -131,6 +131,7 @@ def search_all(
     query: str,
     *,
     project: str | None = None,
+    conversation_id: int | None = None,
     limit: int = 20,
     include_history: bool = True,
     include_memory: bool = True,
@@ -153,12 +154,25 @@ def search_all(
     wanted = max(limit, weights.candidates)
     query_terms = term_set(query)
     found: dict[tuple[str, str], _Candidate] = {}
+    if conversation_id is not None:
+        include_memory = False  # memories belong to projects, not conversations
     if include_memory:
         _lexical_memories(repos, query, query_terms, project, wanted, weights, found)
     if include_history:
-        _lexical_history(repos, query, query_terms, project, wanted, weights, found, files_home)
+        _lexical_history(
+            repos, query, query_terms, project, conversation_id, wanted, weights, found, files_home
+        )
     if semantic is not None:
-        _semantic(repos, semantic, project, wanted, include_history, include_memory, found)
+        _semantic(
+            repos,
+            semantic,
+            project,
+            conversation_id,
+            wanted,
+            include_history,
+            include_memory,
+            found,
+        )
         _describe_vector_only(repos, found)
     conversations: dict[int, Conversation | None] = {}
     stamp = _parse(now or utc_now_iso())
@@ -249,13 +263,19 @@ def _lexical_history(
     query: str,
     query_terms: frozenset[str],
     project: str | None,
+    conversation_id: int | None,
     wanted: int,
     weights: FusionWeights,
     found: dict[tuple[str, str], _Candidate],
     files_home: Path | None,
 ) -> None:
     request = GrepQuery(
-        pattern=query, mode="full_text", scope="both", project=project, limit=wanted
+        pattern=query,
+        mode="full_text",
+        scope="both",
+        project=project,
+        conversation_id=conversation_id,
+        limit=wanted,
     )
     if files_home is None:
         history = repos.search.grep(request)
@@ -287,6 +307,7 @@ def _semantic(
     repos: Repositories,
     semantic: QueryVector,
     project: str | None,
+    conversation_id: int | None,
     wanted: int,
     include_history: bool,
     include_memory: bool,
@@ -298,7 +319,12 @@ def _semantic(
     if include_history:
         kinds += ["message", "summary", "file"]
     near = repos.vectors.nearest(
-        semantic.model, semantic.vector, limit=wanted, kinds=kinds, project=project
+        semantic.model,
+        semantic.vector,
+        limit=wanted,
+        kinds=kinds,
+        project=project,
+        conversation_id=conversation_id,
     )
     for hit in near:
         candidate = found.setdefault(

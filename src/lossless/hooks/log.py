@@ -14,9 +14,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lossless.config import Config
 
-LOG_FILE = "hooks.log"
-LOG_ROTATE_BYTES = 5 * 1024 * 1024
-
 
 def log_event(
     config: Config | None,
@@ -38,22 +35,9 @@ def log_event(
 
 
 def _append(log_dir: Path, text: str) -> None:
-    # A failing hook logs its payload's problem, which may quote the payload:
-    # secrets never reach a log either (built-in detectors; the user's
-    # patterns need the configuration, which may be what failed).
-    from lossless.redact import redact_text
+    from lossless.logfile import append_line
 
-    text = redact_text(text).text
-    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = log_dir / LOG_FILE
-    try:
-        if path.stat().st_size > LOG_ROTATE_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
-    except OSError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
-        fh.write(text + "\n")
+    append_line(log_dir, text)
 
 
 def log_failure(

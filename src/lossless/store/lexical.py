@@ -2,9 +2,9 @@
 
 Both backends index stems (SQLite: FTS5 ``porter unicode61``; PostgreSQL:
 the Snowball English stemmer without a stop list), so "migrations" finds
-"migration". A query word of four letters or more also matches any stem it
-begins: "parse" (stem ``pars``) finds "parsers" (stem ``parser``), which no
-stemmer conflates with it. A word matched only through its stem or a prefix
+"migration". In the any-word pass a query word of four letters or more
+also matches any stem it begins: "parse" (stem ``pars``) finds "parsers"
+(stem ``parser``), which no stemmer conflates with it. A word matched only through its stem or a prefix
 ranks below the word as typed: the candidates' ranks are multiplied by
 ``1 + EXACT_WEIGHT * share`` (``exact_share``: the part of the query's
 words a text holds as typed), measured on LoCoMo (docs/benchmarks.md).
@@ -55,15 +55,16 @@ SEPARATOR = "\u200b"
 PREFIX_MIN_CHARS = 4
 # How much an exact match of every query word improves a rank (ranks are
 # negative, best lowest): 0 would rank by stems alone.
-EXACT_WEIGHT = 1.0
+EXACT_WEIGHT = 0.5
 # Candidates ranked per page row at first; the window grows by this factor
 # until the page is provably the best (``best_page``).
 OVERFETCH = 4
 # More words than anyone types; bounds the size of the generated query.
 MAX_WORDS = 64
-# Only this much of a text is indexed on PostgreSQL (lcm.search_document)
-# and read for exactness on both.
-INDEXED_CHARS = 100_000
+# Only this much of a candidate is read for exactness and its snippet:
+# candidates are read for every page, and a long tool output read whole
+# cost more than ranking it.
+READ_CHARS = 8_000
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _LETTERS = re.compile(r"[a-z]+")
@@ -87,15 +88,12 @@ def shown_text(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """One word of a query: ``text`` as typed; ``prefix`` when its stem may be extended."""
+    """One word of a query, folded: ``prefix`` when it also matches the stems it begins,
+    ``stemmed`` when the index may match it by stem (plain ASCII letters)."""
 
     text: str
     prefix: bool
-
-    @property
-    def stemmed(self) -> bool:
-        """Whether the index may match it by stem (plain ASCII letters)."""
-        return _LETTERS.fullmatch(self.text.lower()) is not None
+    stemmed: bool
 
 
 def words(pattern: str) -> list[Word]:
@@ -108,16 +106,25 @@ def words(pattern: str) -> list[Word]:
     found = list(dict.fromkeys(fold(w) for w in _WORD.findall(pattern)))
     if not found:
         raise InputError(f"full-text pattern {pattern!r} has no searchable words")
+    kept = content_words(found)[:MAX_WORDS]
+    letters = [_LETTERS.fullmatch(w) is not None for w in kept]
     return [
-        Word(w, prefix=len(w) >= PREFIX_MIN_CHARS and _LETTERS.fullmatch(w) is not None)
-        for w in content_words(found)[:MAX_WORDS]
+        Word(w, prefix=plain and len(w) >= PREFIX_MIN_CHARS, stemmed=plain)
+        for w, plain in zip(kept, letters, strict=True)
     ]
 
 
 def fts5_match(query: Sequence[Word], *, every: bool) -> str:
-    """An FTS5 MATCH expression: each word a quoted phrase, AND-ed or OR-ed."""
-    joiner = " AND " if every else " OR "
-    return joiner.join(f'"{index_text(w.text)}"' + ("*" if w.prefix else "") for w in query)
+    """An FTS5 MATCH expression: each word a quoted phrase, AND-ed or OR-ed.
+
+    Prefixes only in the any-word (OR) query: the every-word pass is the hot
+    path, and merging every stem a prefix begins doubled its cost; a row
+    holding a word only through a prefix is found by the any-word pass,
+    which runs when the every-word pass leaves the page short.
+    """
+    if every:
+        return " AND ".join(f'"{index_text(w.text)}"' for w in query)
+    return " OR ".join(f'"{index_text(w.text)}"' + ("*" if w.prefix else "") for w in query)
 
 
 def fold(token: str) -> str:
@@ -137,22 +144,34 @@ def _fold_unicode(token: str) -> str:
     return unicodedata.normalize("NFC", bare)
 
 
-@functools.lru_cache(maxsize=256)
-def _exact_pattern(text: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", re.IGNORECASE)
-
-
 def exact_share(content: str, query: Sequence[Word]) -> float:
     """The share of the query's words that ``content`` holds as typed, not only by stem.
 
     Words the index cannot stem (digits, CJK, accented letters) match only
-    as typed, so they always count.
+    as typed, so they always count. The first ``READ_CHARS`` of the text
+    decide.
     """
     if not query:
         return 0.0
-    text = content[:INDEXED_CHARS]
-    exact = sum(1 for w in query if not w.stemmed or _exact_pattern(w.text).search(text))
+    stemmed = [w.text for w in query if w.stemmed]
+    exact = len(query) - len(stemmed)
+    if stemmed:
+        text = content[:READ_CHARS].lower()
+        exact += sum(1 for t in stemmed if _holds_word(text, t))
     return exact / len(query)
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """Whether ``word`` stands in ``text`` as a whole word (neither side a letter or digit)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (
+            end == len(text) or not text[end].isalnum()
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def boosted(rank: float, share: float) -> float:

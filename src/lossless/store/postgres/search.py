@@ -13,12 +13,11 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
-from lossless.store import lexical, rows
+from lossless.store import lexical, rows, snippets
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
 )
-from lossless.store.postgres import fulltext
 from lossless.store.postgres.repository import Repo, Row
 from lossless.store.regex import (
     ScanBudget,
@@ -143,7 +142,7 @@ class Search(Repo):
                 conversation_id=r["conversation_id"],
                 role=r["role"],
                 created_at=r["at"],
-                snippet=one_line(fulltext.snippet(r["content"], texts)),
+                snippet=one_line(snippets.snippet(r["content"], texts)),
                 rank=float(r["rank"]),
                 seq=r["seq"],
                 session_id=r["session_id"],
@@ -187,7 +186,7 @@ class Search(Repo):
             f"WHERE {alias}.search_document @@ q.{match}{where} "
             f"ORDER BY rank, {alias}.{at} DESC NULLS LAST, {alias}.id DESC LIMIT %s) "
             f"SELECT {columns}, r.at, r.rank, "
-            f"left({alias}.content, {lexical.INDEXED_CHARS}) AS content, "
+            f"left({alias}.content, {lexical.READ_CHARS}) AS content, "
             f"c.session_id, c.project FROM r JOIN {table} {alias} ON {alias}.id = r.id "
             f"JOIN conversations c ON c.id = {alias}.conversation_id "
             f"ORDER BY r.rank, r.at DESC NULLS LAST, r.id DESC"

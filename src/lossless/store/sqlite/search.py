@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from lossless.errors import (
@@ -13,7 +14,7 @@ from lossless.errors import (
 from lossless.models import (
     SearchHit,
 )
-from lossless.store import lexical, rows
+from lossless.store import lexical, rows, snippets
 from lossless.store.contract import (
     GrepHits,
     GrepQuery,
@@ -45,7 +46,7 @@ _RARE_LITERAL_ROWS = 2_000
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, c.project, "
-    f"substr(m.content, 1, {lexical.INDEXED_CHARS}) AS content"
+    f"substr(m.content, 1, {lexical.READ_CHARS}) AS content"
 )
 
 
@@ -162,7 +163,7 @@ class Search(Repo):
                         # rows may all be filtered out: filter while ranking.
                         functools.partial(self._best_filtered, match, where, params)
                         if where
-                        else functools.partial(self._best, match)
+                        else self._best(match)
                     ),
                     words,
                     limit,
@@ -173,6 +174,7 @@ class Search(Repo):
                     rows.setdefault(r["id"], r)
                 if len(rows) >= limit:
                     break
+            texts = [w.text for w in words]
             return [
                 SearchHit(
                     kind="message",
@@ -180,7 +182,7 @@ class Search(Repo):
                     conversation_id=r["conversation_id"],
                     role=r["role"],
                     created_at=r["created_at"],
-                    snippet=one_line(lexical.shown_text(r["snip"])),
+                    snippet=one_line(snippets.snippet(r["content"], texts)),
                     rank=float(r["rank"]),
                     seq=r["seq"],
                     session_id=r["session_id"],
@@ -262,37 +264,50 @@ class Search(Repo):
             [pattern],
         )
 
-    def _best(self, match: str, window: int) -> builtins.list[dict[str, Any]]:
-        """The ``window`` best rows of ``match`` across the store, best first.
+    def _best(self, match: str) -> Callable[[int], builtins.list[dict[str, Any]]]:
+        """``fetch(window)``: the ``window`` best rows of ``match`` across the store, best first.
 
-        FTS5 sorts by bm25 itself, and only these rows are joined to their
-        message and conversation: joining every matching row before sorting
-        cost as much again as ranking them. A sub-agent's weight only makes a
-        rank worse, so the index's order bounds the weighted one.
+        FTS5 sorts by bm25 itself, for this window and the next ones (ranking
+        every matching row is the cost, which a growing window would pay
+        again), and
+        only a window's rows are joined to their message and conversation:
+        joining every matching row before sorting cost as much again as
+        ranking them. A sub-agent's weight only makes a rank worse, so the
+        index's order bounds the weighted one.
         """
-        best = self.s._q(
-            "SELECT rowid, rank, snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip "
-            "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
-            [match, window],
-        )
-        if not best:
-            return []
-        found = {r["rowid"]: r for r in best}
-        marks = ",".join("?" * len(best))
-        rows = {
-            r["id"]: r
-            for r in self.s._q(
-                f"SELECT {_MESSAGE_COLUMNS}, {_SUBAGENT_WEIGHT} AS w FROM messages m "
-                "JOIN conversations c ON c.id = m.conversation_id "
-                f"WHERE m.id IN ({marks})",
-                list(found),
-            )
-        }
-        return [
-            {**dict(rows[i]), "snip": r["snip"], "rank": r["rank"] * rows[i]["w"]}
-            for i, r in found.items()
-            if i in rows
-        ]
+        best: builtins.list[Any] = []
+        ranked_upto = 0
+
+        def fetch(window: int) -> builtins.list[dict[str, Any]]:
+            nonlocal ranked_upto
+            if window > ranked_upto:
+                # Room for the next window or two: most pages never need more.
+                ranked_upto = min(_RANKED_MAX_CANDIDATES, window * lexical.OVERFETCH**2)
+                best[:] = self.s._q(
+                    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? "
+                    "ORDER BY rank LIMIT ?",
+                    [match, ranked_upto],
+                )
+            found = {r["rowid"]: r["rank"] for r in best[:window]}
+            if not found:
+                return []
+            marks = ",".join("?" * len(found))
+            rows = {
+                r["id"]: r
+                for r in self.s._q(
+                    f"SELECT {_MESSAGE_COLUMNS}, {_SUBAGENT_WEIGHT} AS w FROM messages m "
+                    "JOIN conversations c ON c.id = m.conversation_id "
+                    f"WHERE m.id IN ({marks})",
+                    list(found),
+                )
+            }
+            return [
+                {**dict(rows[i]), "rank": rank * rows[i]["w"]}
+                for i, rank in found.items()
+                if i in rows
+            ]
+
+        return fetch
 
     def _best_filtered(
         self, match: str, where: str, params: builtins.list[Any], window: int
@@ -302,7 +317,6 @@ class Search(Repo):
             dict(r)
             for r in self.s._q(
                 f"SELECT {_MESSAGE_COLUMNS}, "
-                "snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snip, "
                 f"messages_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM messages_fts "
                 "JOIN messages m ON m.id = messages_fts.rowid "
                 "JOIN conversations c ON c.id = m.conversation_id "
@@ -320,7 +334,7 @@ class Search(Repo):
             dict(r)
             for r in self.s._q(
                 "SELECT s.id, s.conversation_id, s.latest_at, c.session_id, c.project, "
-                f"substr(s.content, 1, {lexical.INDEXED_CHARS}) AS content, "
+                f"substr(s.content, 1, {lexical.READ_CHARS}) AS content, "
                 "snippet(summaries_fts, 0, '[', ']', ' … ', 16) AS snip, "
                 f"summaries_fts.rank * {_SUBAGENT_WEIGHT} AS rank FROM summaries_fts "
                 "JOIN summary_rowids r ON r.rowid = summaries_fts.rowid "
