@@ -80,13 +80,13 @@ def test_backlog_embeds_and_search_finds_a_paraphrase(tmp_path: Path) -> None:
         assert before.progress.pending["message"] == 4
         found = engine.search("dog", project="/work/p")
         # Nothing embedded yet: lexical only, and it says how much is covered.
-        assert "0 of 4" in (found.semantic or "")
+        assert "0 of 4 items embedded" in (found.semantic or "")
         assert all(h.matched == ("lexical",) for h in found)
         run = engine.embed()
         assert run.items == 4 and run.chunks == 3  # the empty message has no chunk
         assert engine.semantic_status().progress.total_pending == 0  # type: ignore[union-attr]
         hits = engine.search("dog", project="/work/p")
-        assert hits.hybrid and "covers everything" in (hits.semantic or "")
+        assert hits.hybrid and "everything embedded" in (hits.semantic or "")
         assert hits[0].text == STORY[1] and hits[0].matched == ("semantic",)
         both = engine.search("flaky import test", project="/work/p")
         assert both[0].id == "3" and both[0].matched == ("lexical", "semantic")

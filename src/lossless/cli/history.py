@@ -335,7 +335,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
             "(the worker adds them; regex grep scans them meanwhile)"
         )
     if report.semantic is not None:
-        click.echo(f"semantic:      {report.semantic.describe()}")
+        click.echo(f"search:        {report.semantic.describe()}")
         progress = report.semantic.progress
         if progress is not None and progress.total_pending:
             waiting = ", ".join(f"{k} {v}" for k, v in progress.pending.items() if v)

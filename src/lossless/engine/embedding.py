@@ -55,12 +55,9 @@ class SemanticStatus:
         assert self.progress is not None
         left = self.progress.total_pending
         if left == 0:
-            return f"semantic search covers everything ({self.model})"
+            return f"semantic: everything embedded ({self.model})"
         done = self.progress.total - left
-        return (
-            f"semantic search covers {done:,} of {self.progress.total:,} items so far; "
-            f"{left:,} wait for the background worker (or run `lcm embed`)"
-        )
+        return f"semantic: {done:,} of {self.progress.total:,} items embedded (`lcm embed`)"
 
 
 def semantic_status(store: Store, config: Config, *, with_progress: bool = True) -> SemanticStatus:
