@@ -60,3 +60,24 @@ def test_a_compaction_boundary_forgets_what_came_before(tmp_path: Path) -> None:
         + line({"type": "system", "subtype": "compact_boundary"})
     )
     assert only_new(VIEW, transcript) == ""
+
+
+def test_what_the_last_start_injected_counts_as_seen_at_compact(tmp_path: Path) -> None:
+    """Claude Code carries the start-of-process block across /compact but writes it
+    only after the compact-time hook ran: the kept ids stand in for it."""
+    from lossless.hooks.replayed import last_injected, remember_injected, summary_ids
+
+    home = tmp_path / "home"
+    assert last_injected(home, "s1") == set()
+    remember_injected(home, "s1", summary_ids(VIEW.split("\n- sum_bbbb")[0]))
+    assert last_injected(home, "s1") == {"sum_aaaa"}
+    assert last_injected(home, "other") == set()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(line({"type": "user", "message": {"content": "hi"}}))
+    fresh = only_new(VIEW, transcript, last_injected(home, "s1"))
+    assert "sum_bbbb" in fresh and "sum_aaaa" not in fresh
+    assert only_new(VIEW, None, {"sum_aaaa", "sum_bbbb"}) == ""
+    # A damaged record is no record.
+    for path in (home / "hooks" / "injected").iterdir():
+        path.write_text("{not json")
+    assert last_injected(home, "s1") == set()

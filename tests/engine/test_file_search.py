@@ -34,7 +34,11 @@ def filler(lines: int, tag: str) -> str:
 
 def transcript(path: Path) -> Path:
     output = filler(6000, "log") + f"\nERROR {NEEDLE_OUTPUT} at worker 12\n" + filler(3000, "tail")
-    pasted = filler(4000, "doc") + f"\nThe {NEEDLE_FILE} module owns retries.\n" + filler(10, "end")
+    pasted = (
+        filler(4000, "doc")
+        + f"\nThe {NEEDLE_FILE} module owns retries. 服务静默重启了。\n"
+        + filler(10, "end")
+    )
     records = [
         {
             "type": "user",
@@ -197,3 +201,10 @@ def test_cli_grep_and_describe_offset_show_the_needle(tmp_path: Path) -> None:
 def test_a_backtracking_pattern_over_a_large_file_stops_at_the_time_budget(engine: Engine) -> None:
     hits = engine.grep(r"(?s)(.*a){4}Q", time_budget_s=0.5)
     assert not hits.complete
+
+
+def test_cjk_and_word_prefixes_inside_a_large_file(engine: Engine) -> None:
+    for query in ("静默", "zebrinvort"):
+        hits = engine.grep(query, mode="full_text")
+        assert hits and hits[0].file_id, query
+        check_hit_points_at(engine, hits[0].file_id, hits[0].file_offset, query)

@@ -126,6 +126,11 @@ def test_claude_code_end_to_end(sandbox: Sandbox, conversation: Conversation) ->
     assert len(blocks) >= 2
     listed = [set(re.findall(r"- (sum_[0-9a-f]+) \(", b)) for b in blocks]
     assert listed[-1] and not listed[-1] & set().union(*listed[:-1]), listed
+    # ... and no summary line appears twice in the request: the compact-time
+    # block leaves out what Claude Code carries from the start of the process
+    # that ran /compact (written to the transcript only after that hook).
+    lines = re.findall(r"- (sum_[0-9a-f]+) \(", json.dumps(after[0].body["messages"]))
+    assert len(lines) == len(set(lines)), lines
 
     # Every hook that fired ran lossless and exited cleanly: nothing logged as failed.
     runs = hook_runs(sandbox.hook_log())

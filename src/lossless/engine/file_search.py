@@ -214,9 +214,14 @@ def _referencing_message(repos: Repositories, large: LargeFile) -> int | None:
 
 
 def _word_at(text: str, word: str) -> int:
-    """Where ``word`` first starts a word of ``text`` (-1: nowhere). ``str.find``
+    """Where ``word`` first starts a word of ``text`` (-1: nowhere); a query word
+    matches any word it begins, as the store's stemmed search does. ``str.find``
     runs at memory speed; a case-insensitive ``\\b`` regex is ~40x slower."""
     at = text.find(word)
+    if not word.isascii():
+        # Chinese, Japanese and Korean are written without spaces: a word is
+        # found inside a longer run, as the store's index finds it.
+        return at
     while at >= 0:
         if at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_"):
             return at

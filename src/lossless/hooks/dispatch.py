@@ -30,7 +30,7 @@ from lossless.hooks.ingest import (
 )
 from lossless.hooks.log import log_event, log_failure
 from lossless.hooks.recall import recall_memories, record_memory_use
-from lossless.hooks.replayed import only_new
+from lossless.hooks.replayed import last_injected, only_new, remember_injected, summary_ids
 from lossless.offline_capture import capture_offline, deliver_outbox
 
 if TYPE_CHECKING:
@@ -236,7 +236,18 @@ def _handle_online(
         conversation = _session_conversation(engine, payload, results)
         if conversation is not None:
             full = session_context(engine, conversation)
-            context = only_new(full, transcript)
+            session_id = payload.get("session_id")
+            session_key = session_id if isinstance(session_id, str) and session_id else None
+            carried: set[str] = set()
+            if payload.get("source") == "compact" and session_key is not None:
+                # What this process got at its start is carried across the
+                # compaction, though not yet written to the transcript.
+                carried = last_injected(engine.config.home, session_key)
+            context = only_new(full, transcript, carried)
+            if session_key is not None:
+                remember_injected(
+                    engine.config.home, session_key, sorted(carried | set(summary_ids(context)))
+                )
             if full and not context:
                 outcome.notes.append("the DAG view since the last compaction is still in context")
             elif context != full:

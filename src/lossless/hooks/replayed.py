@@ -8,12 +8,24 @@ boundary (Claude Code: a ``compact_boundary`` system record; Codex: a
 ``compacted`` rollout item); a block lossless injected after it is still
 there. A new block adds nothing when every summary id it names is already in
 one of those, and a block with some new summaries carries only those.
+
+One block is invisible to that check: Claude Code carries the context its
+own process got at start (``SessionStart`` on resume) across a ``/compact``,
+but writes it to the transcript only after the compact-time ``SessionStart``
+hook ran, so that hook repeated its lines (seen with Claude Code 2.1.332:
+a summary listed twice in every request after resume -> /compact -> resume).
+The ids each ``SessionStart`` injected are therefore also kept per session
+(``remember_injected``), and the compact-time hook counts the last start's
+as seen.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import tempfile
 from pathlib import Path
 
 CONTEXT_HEAD = "[lossless] Session "
@@ -78,15 +90,19 @@ def seen_summary_ids(transcript: Path | None) -> set[str] | None:
     return seen
 
 
-def only_new(context: str, transcript: Path | None) -> str:
+def only_new(
+    context: str, transcript: Path | None, also_seen: set[str] | frozenset[str] = frozenset()
+) -> str:
     """``context`` without the summaries the model already has ('' when nothing is new).
 
     The view lists one summary per line (``- sum_... (leaf, ...): ...``); lines
-    for summaries a block since the last compaction named are dropped.
+    for summaries a block since the last compaction named (or ``also_seen``
+    names) are dropped.
     """
     seen = seen_summary_ids(transcript)
-    if seen is None:
+    if seen is None and not also_seen:
         return context
+    seen = (seen or set()) | set(also_seen)
     kept: list[str] = []
     new = 0
     for line in context.split("\n"):
@@ -97,3 +113,39 @@ def only_new(context: str, transcript: Path | None) -> str:
             kept.append(line)
             new += 1
     return "\n".join(kept) if new else ""
+
+
+def summary_ids(context: str) -> list[str]:
+    """The summaries a DAG view lists, one per line."""
+    return [m.group(1) for line in context.split("\n") if (m := _SUMMARY_LINE.match(line))]
+
+
+def _injected_file(home: Path, session_id: str) -> Path:
+    name = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return home / "hooks" / "injected" / f"{name}.json"
+
+
+def remember_injected(home: Path, session_id: str, ids: list[str]) -> None:
+    """Keep which summaries this session's ``SessionStart`` just injected."""
+    path = _injected_file(home, session_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".injected-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"session_id": session_id, "summary_ids": ids}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        # Only costs a repeated line after the next /compact.
+        return
+
+
+def last_injected(home: Path, session_id: str) -> set[str]:
+    """What this session's last ``SessionStart`` injected (empty when unknown)."""
+    try:
+        data = json.loads(_injected_file(home, session_id).read_text("utf-8"))
+    except (OSError, ValueError):
+        return set()
+    ids = data.get("summary_ids") if isinstance(data, dict) else None
+    if not isinstance(ids, list) or data.get("session_id") != session_id:
+        return set()
+    return {i for i in ids if isinstance(i, str)}
