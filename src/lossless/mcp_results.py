@@ -14,7 +14,7 @@ from typing import Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-Mode = Literal["regex", "full_text"]
+Mode = Literal["regex", "full_text", "hybrid"]
 
 
 class Hit(TypedDict):
@@ -44,11 +44,15 @@ class GrepResult(TypedDict):
 
 
 class RankedHit(TypedDict):
-    """A search hit: a message, summary or durable memory (mem_), best first."""
+    """A search hit: a message, summary, large file or durable memory (mem_), best first.
+
+    ``matched`` says why: ``lexical`` (its words), ``semantic`` (its meaning), or both.
+    """
 
     id: str
-    kind: Literal["memory", "message", "summary"]
+    kind: Literal["memory", "message", "summary", "file"]
     score: float
+    matched: list[Literal["lexical", "semantic"]]
     created_at: str | None
     session_id: str | None
     project: str | None
@@ -68,6 +72,7 @@ class SearchResult(TypedDict):
     hint: str
     complete: NotRequired[bool]
     note: NotRequired[str]
+    semantic: NotRequired[str | None]
 
 
 class StoreResult(TypedDict):

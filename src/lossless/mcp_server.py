@@ -189,10 +189,11 @@ def build_server(tools: LcmTools) -> Any:
         limit: Limit = 10,
         offset: Offset = 0,
     ) -> SearchResult:
-        """Ranked full-text search over every stored message and summary, best match first.
+        """Ranked search over every stored message, summary and large file, best match first.
 
         Use it to find where something was discussed when you know some words
-        but not the exact text. Without session_id/since/scope filters it also
+        or only the idea: where semantic search is installed it is hybrid
+        (words and meaning), and each hit's ``matched`` says which found it. Without session_id/since/scope filters it also
         searches durable memories (mem_ ids), ranked together with the history.
         Each hit gives ids to follow with lcm_describe (messages) or lcm_expand
         (summaries and covering_summary_id).

@@ -179,7 +179,6 @@ class LcmTools:
         offset: int = 0,
     ) -> dict[str, Any]:
         """Memories and history ranked together; filtered searches cover history only."""
-        from lossless.engine.recall import search_all
         from lossless.errors import LosslessError
 
         if session_id or since or scope != "both":
@@ -197,19 +196,14 @@ class LcmTools:
             return found
         project = self._scope(all_projects, None)
         try:
-            hits = search_all(
-                self.engine.store,
-                query,
-                project=project,
-                limit=offset + limit + 1,
-                files_home=self.engine.config.home,
-            )
+            hits = self.engine.search(query, project=project, limit=offset + limit + 1)
         except LosslessError as exc:
             raise ToolFailure(str(exc)) from None
         page = hits[offset : offset + limit]
         result: dict[str, Any] = {
             "query": query,
-            "mode": "full_text",
+            "mode": "hybrid" if hits.hybrid else "full_text",
+            "semantic": hits.semantic,
             "project": project if project is not None else "(all projects)",
             "searched": SearchScope(project=project).describe(),
             "hits": [
@@ -217,6 +211,7 @@ class LcmTools:
                     "id": h.id,
                     "kind": h.kind,
                     "score": round(h.score, 4),
+                    "matched": list(h.matched),
                     "created_at": h.created_at,
                     "session_id": h.session_id,
                     "project": h.project,

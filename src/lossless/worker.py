@@ -14,7 +14,10 @@ idle for a while:
    has a later timestamp and stays due;
 4. when no request waits, adds messages a bulk import left out of the
    substring (trigram) index to it, a few seconds at a time
-   (``engine.indexing``), and only then counts as idle.
+   (``engine.indexing``);
+5. then computes the embedding vectors semantic search needs, again a few
+   seconds at a time (``engine.embedding``; only where the ``semantic``
+   extra is installed), and only then counts as idle.
 
 A killed worker loses nothing: its lease expires, the request is still newer
 than the last one served, and the next worker (started by the next hook, or
@@ -303,6 +306,9 @@ class WorkerReport:
     outbox_error: str | None = None
     # Messages added to the substring index (a bulk import leaves them here).
     indexed: int = 0
+    # Items given embedding vectors, and why embedding stopped, if it failed.
+    embedded: int = 0
+    embedding_error: str | None = None
 
 
 class Worker:
@@ -352,6 +358,7 @@ class Worker:
                 served = self.serve_pending(report)
                 if once:
                     self.build_index(report, max_seconds=float("inf"))
+                    self.embed(report, max_seconds=float("inf"))
                     break
                 if served:
                     idle_since = self.clock()
@@ -377,6 +384,8 @@ class Worker:
                 served += 1
         if not served:
             served = self.build_index(report)
+        if not served:
+            served = self.embed(report)
         return served
 
     def build_index(self, report: WorkerReport, *, max_seconds: float = 5.0) -> int:
@@ -400,6 +409,34 @@ class Worker:
             left = self.engine.store.search.index_backlog()
             self.log(f"substring index: +{report.indexed - before} message(s), {left} to go")
         return chunks
+
+    def embed(self, report: WorkerReport, *, max_seconds: float = 5.0) -> int:
+        """Embed the backlog for up to ``max_seconds`` (then compaction requests
+        are looked at again); items embedded. A model that cannot load is
+        reported once and not retried by this worker."""
+        from lossless.embeddings.loader import SemanticUnavailable
+        from lossless.engine.embedding import semantic_status
+
+        if report.embedding_error is not None:
+            return 0
+        status = semantic_status(self.engine.store, self.config, with_progress=False)
+        if not status.active:
+            return 0
+        deadline = self.clock() + max_seconds
+        try:
+            run = self.engine.embed(should_stop=lambda: self.clock() >= deadline)
+        except SemanticUnavailable as exc:
+            report.embedding_error = str(exc)
+            self.log(f"embeddings: {exc}")
+            return 0
+        report.embedded += run.items
+        if run.items:
+            left = self.engine.store.vectors.progress(self.config.semantic_model).total_pending
+            self.log(
+                f"embeddings: +{run.items} item(s) ({run.chunks} chunk(s), "
+                f"{run.cpu_seconds:.1f} CPU s), {left} to go"
+            )
+        return run.items
 
     def deliver_outbox(self, report: WorkerReport) -> int:
         """Deliver what hooks captured while the server was away; events delivered."""

@@ -20,7 +20,7 @@ from tests.store.postgres_server import EmbeddedPostgres
 
 from lossless.cli import cli
 from lossless.config import load_config
-from lossless.engine import recall
+from lossless.engine import search as recall_search
 from lossless.engine.engine import Engine
 from lossless.store.contract import Store
 
@@ -158,7 +158,7 @@ def test_grep_scope_and_filters_apply_to_files(engine: Engine) -> None:
 
 
 def test_search_finds_large_file_content(engine: Engine) -> None:
-    hits = recall.search_all(
+    hits = recall_search.search_all(
         engine.store, f"where is {NEEDLE_OUTPUT}", files_home=engine.config.home
     )
     assert hits and hits[0].file_id is not None

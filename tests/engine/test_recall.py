@@ -18,8 +18,8 @@ from lossless.engine.recall import (
     recall_for_prompt,
     render_additional_context,
     score_memory,
-    search_all,
 )
+from lossless.engine.search import search_all
 from lossless.errors import InputError
 from lossless.models import NewMessage, NewSummary
 from lossless.store.contract import NewMemory

@@ -141,7 +141,8 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
-    and drop its columns (the test removes the ledger rows from 0007 on)."""
+    and drop its columns and the tables of 0011 (embeddings); the test removes
+    the ledger rows from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -163,6 +164,19 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
         ("native_records", "raw_template"),
     ):
         connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    # 0011 (embeddings): its tables and triggers, so it runs again alike.
+    for trigger in (
+        "embeddings_counted",
+        "embeddings_deleted",
+        "embeddings_message_rewritten",
+        "embeddings_summary_rewritten",
+        "embeddings_memory_rewritten",
+        "embeddings_memory_deleted",
+        "embeddings_file_rewritten",
+    ):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    for table in ("embeddings", "embedding_state", "embedding_counts"):
+        connection.execute(f"DROP TABLE {table}")
     connection.commit()
     connection.close()
 

@@ -40,7 +40,16 @@ def test_logged_once_per_cause_then_recovery(tmp_path: Path) -> None:
     assert len(lines) == 1, lines
     assert "fell back to truncation" in lines[0] and "'false'" in lines[0]
 
-    working = Engine.open(home, fresh_tail_count=4, leaf_chunk_tokens=400)
+    script = tmp_path / "summarize.sh"
+    script.write_text("#!/bin/sh\ncat > /dev/null\necho 'Steps were taken.'\n")
+    script.chmod(0o755)
+    working = Engine.open(
+        home,
+        summarizer_provider="command",
+        summarizer_command=str(script),
+        fresh_tail_count=4,
+        leaf_chunk_tokens=400,
+    )
     result = working.compactor().sweep(_chat(working, "d"))
     assert result.levels.get("normal")
     assert note_summarizer_health(working.config, [result]) is not None
@@ -48,3 +57,11 @@ def test_logged_once_per_cause_then_recovery(tmp_path: Path) -> None:
     working.close()
     lines = log.read_text("utf-8").splitlines()
     assert len(lines) == 2 and "from the model again" in lines[1]
+
+
+def test_the_offline_summarizer_is_never_reported(tmp_path: Path) -> None:
+    offline = Engine.open(tmp_path / "home", fresh_tail_count=4, leaf_chunk_tokens=400)
+    result = offline.compactor().sweep(_chat(offline, "a"))
+    assert result.acted
+    assert note_summarizer_health(offline.config, [result]) is None
+    offline.close()

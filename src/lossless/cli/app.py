@@ -63,6 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "integration",
         "Check that lossless is installed, working and keeping up; say how to fix what is not.",
     ),
+    "embed": ("semantic", "Compute embedding vectors for everything stored without one, now."),
     "expand": (
         "history",
         "Expand SUMMARY_ID into the summaries and messages it was built from, a page at a time.",
@@ -108,7 +109,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "revive": ("memory", "Bring back a memory archived with `lcm forget`."),
     "search": (
         "memory",
-        "Search memories and history (messages, summaries) ranked together, best first.",
+        "Search memories and history (messages, summaries, large files) ranked together.",
     ),
     "sensitive": (
         "sensitive",

@@ -23,6 +23,7 @@ from lossless.words import counted
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.ingest import FileImportResult
+    from lossless.engine.status import Status
     from lossless.models import Conversation
     from lossless.store.contract import EscalationTally
 
@@ -226,6 +227,20 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _semantic_json(report: Status) -> dict[str, object] | None:
+    semantic = report.semantic
+    if semantic is None:
+        return None
+    progress = semantic.progress
+    return {
+        "active": semantic.active,
+        "model": semantic.model,
+        "note": semantic.describe(),
+        "embedded": None if progress is None else progress.embedded,
+        "backlog": None if progress is None else progress.pending,
+    }
+
+
 def _short(path: str) -> str:
     home = str(Path.home())
     return "~" + path[len(home) :] if path.startswith(home + "/") else path
@@ -273,6 +288,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                     "summarizer": report.summarizer,
                 },
                 "config_problems": report.config_problems,
+                "semantic": _semantic_json(report),
             }
         )
         return
@@ -318,6 +334,12 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
             f"substring index: {report.substring_index_backlog} message(s) not indexed yet "
             "(the worker adds them; regex grep scans them meanwhile)"
         )
+    if report.semantic is not None:
+        click.echo(f"search:        {report.semantic.describe()}")
+        progress = report.semantic.progress
+        if progress is not None and progress.total_pending:
+            waiting = ", ".join(f"{k} {v}" for k, v in progress.pending.items() if v)
+            click.echo(f"embedding backlog: {progress.total_pending} item(s) ({waiting})")
     total = sum(report.redactions.values())
     detail = ", ".join(f"{k} {v}" for k, v in report.redactions.items())
     show(f"redacted:      {total} secret(s)" + (f" ({detail})" if detail else ""))

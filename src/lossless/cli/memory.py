@@ -10,7 +10,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import print_table
-from lossless.engine import handoff, recall
+from lossless.engine import handoff
 from lossless.engine.memory import remember as remember_memory
 from lossless.errors import InputError
 
@@ -156,15 +156,15 @@ def search_cmd(
     all_projects: bool,
     as_json: bool,
 ) -> None:
-    """Search memories and history (messages, summaries) ranked together, best first.
+    """Search memories and history (messages, summaries, large files) ranked together.
 
-    Words match by their stem ("migrations" finds "migration"), words as
-    typed rank first, and Chinese, Japanese and Korean words are found inside
-    runs of text. Any word of QUERY may match; results holding more of its
-    words rank higher, and a memory outranks a message that matches as well.
-    Like `lcm grep`, it searches every project unless --project or
-    --conversation narrows it, and says what it searched. Follow a message or
-    summary id with `lcm describe` / `lcm expand`.
+    Hybrid where the `semantic` extra is installed: full-text matches and
+    the nearest meanings (vectors the background worker computes; `lcm
+    embed` computes the rest now) fused into one score. Each hit says why it
+    matched: lexical, semantic or both. Without the extra, full text only:
+    any word of QUERY may match and hits holding more of its words rank
+    higher. A memory outranks a message that matches as well. Follow a
+    message or summary id with `lcm describe` / `lcm expand`.
 
     \b
     Examples:
@@ -179,26 +179,33 @@ def search_cmd(
     engine = state_of(ctx).engine()
     conversation_id = None if conversation is None else engine.resolve_conversation(conversation).id
     searched = SearchScope(project=project, conversation_id=conversation_id)
-    hits = recall.search_all(
-        engine.store,
-        query,
-        project=project,
-        conversation_id=conversation_id,
-        limit=limit,
-        files_home=engine.config.home,
-    )
+    hits = engine.search(query, project=project, conversation_id=conversation_id, limit=limit)
     if as_json:
-        emit_json({"query": query, "scope": searched.as_json(), "project": project, "hits": hits})
+        emit_json(
+            {
+                "query": query,
+                "scope": searched.as_json(),
+                "project": project,
+                "hybrid": hits.hybrid,
+                "semantic": hits.semantic,
+                "hits": list(hits),
+            }
+        )
         return
     click.echo(f"searched {searched.describe()}", err=True)
     if not hits:
         click.echo(f"Nothing matches {query!r} in {searched.describe()}.")
+        click.echo(f"({hits.semantic})", err=True)
         return
     print_table(
-        ["kind", "id", "score", "when", "text"],
-        [[h.kind, h.id, f"{h.score:.2f}", (h.created_at or "")[:16], h.text] for h in hits],
+        ["kind", "id", "score", "matched", "when", "text"],
+        [
+            [h.kind, h.id, f"{h.score:.2f}", "+".join(h.matched), (h.created_at or "")[:16], h.text]
+            for h in hits
+        ],
         max_width=90,
     )
+    click.echo(f"({hits.semantic})", err=True)
 
 
 dir_option = click.option(

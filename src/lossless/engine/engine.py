@@ -44,8 +44,10 @@ if TYPE_CHECKING:
         PassResult,
     )
     from lossless.engine.dag import DagView
+    from lossless.engine.embedding import EmbeddingRun, SemanticStatus
     from lossless.engine.ingest import FileImportResult, Importer, ImportReport, MessagePrep
     from lossless.engine.operators.jobs import JobReport
+    from lossless.engine.search import SearchResults
     from lossless.engine.sensitive import Redactors
     from lossless.engine.status import Status
     from lossless.sources.base import SourceKind
@@ -278,6 +280,78 @@ class Engine:
             time_budget_s=time_budget_s or None,
             files_home=self.config.home,
         )
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        conversation_id: int | None = None,
+        limit: int = 20,
+        include_history: bool = True,
+        include_memory: bool = True,
+        semantic: bool = True,
+    ) -> SearchResults:
+        """Memories, messages, summaries and large files ranked together, best first.
+
+        Hybrid (full text + vectors, ``engine.search``) where semantic search is
+        available and ``semantic``; otherwise full text only. The result's
+        ``semantic`` says which, and how much of the store has vectors so far.
+        """
+        from lossless.embeddings.loader import SemanticUnavailable, load_embedder
+        from lossless.engine.embedding import semantic_status
+        from lossless.engine.search import QueryVector, search_all
+
+        status = semantic_status(self.store, self.config)
+        note = status.describe()
+        vector: QueryVector | None = None
+        if status.active and semantic:
+            try:
+                embedder = load_embedder(self.config.semantic_model)
+                vector = QueryVector(embedder.spec.name, embedder.query(query))
+            except SemanticUnavailable as exc:
+                note = str(exc)
+        elif status.active:
+            note = "semantic search not asked for: full text only"
+        results = search_all(
+            self.store,
+            query,
+            project=project,
+            conversation_id=conversation_id,
+            limit=limit,
+            include_history=include_history,
+            include_memory=include_memory,
+            files_home=self.config.home,
+            semantic=vector,
+        )
+        results.semantic = note
+        return results
+
+    def semantic_status(self) -> SemanticStatus:
+        """Whether search can be semantic here and how much has vectors (loads no model)."""
+        from lossless.engine.embedding import semantic_status
+
+        return semantic_status(self.store, self.config)
+
+    def embed(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> EmbeddingRun:
+        """Compute the vectors the background worker has not yet, in the foreground.
+
+        Raises ``SemanticUnavailable`` (with the install command) when no model
+        can run here. ``progress`` gets the count of items of each batch.
+        """
+        from lossless.embeddings.loader import SemanticUnavailable, load_embedder
+        from lossless.engine.embedding import embed_backlog, semantic_status
+
+        status = semantic_status(self.store, self.config, with_progress=False)
+        if status.reason is not None:
+            raise SemanticUnavailable(status.reason)
+        embedder = load_embedder(self.config.semantic_model)
+        return embed_backlog(self.store, embedder, progress=progress, should_stop=should_stop)
 
     def describe(self, ref: str) -> retrieval.Description:
         from lossless.engine import retrieval

@@ -1,7 +1,6 @@
 """Recall: bring back what matters, across history and memory.
 
-``search_all`` ranks both layers (messages/summaries and memories) in one list
-for ``lcm search`` and the MCP ``lcm_search`` tool. ``recall_for_prompt`` picks
+``recall_for_prompt`` picks
 the few memories worth adding to a prompt (the ``UserPromptSubmit`` hook's
 ``additionalContext``), inside a byte budget, and records that they surfaced.
 
@@ -17,14 +16,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Literal
 
-from lossless.errors import InputError
 from lossless.injection import scan
-from lossless.models import SearchHit
 from lossless.quoted import RECORD_LEAD, prompt_line
-from lossless.store.contract import GrepQuery, Memory, Repositories
+from lossless.store.contract import Memory, Repositories
 from lossless.timeutil import utc_now_iso
 
 # -- terms --------------------------------------------------------------------
@@ -301,133 +296,3 @@ def feedback_from_response(
     for memory_id in cited:
         repos.memory.record_used(memory_id, stamp)
     return cited
-
-
-# -- search across layers ----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class UnifiedHit:
-    """One result of ``search_all``: a memory, a message or a summary."""
-
-    kind: Literal["memory", "message", "summary"]
-    id: str
-    score: float
-    text: str
-    project: str | None
-    conversation_id: int | None = None
-    session_id: str | None = None
-    created_at: str | None = None
-    tags: tuple[str, ...] = ()
-    covering_summary_id: str | None = None
-    # A match inside the message's externalized large file: which, and where.
-    file_id: str | None = None
-    file_offset: int | None = None
-
-
-MEMORY_LAYER_BONUS = 0.1
-"""Times confidence: a curated memory beats a message that matches equally well."""
-
-
-def search_all(
-    repos: Repositories,
-    query: str,
-    *,
-    project: str | None = None,
-    limit: int = 20,
-    include_history: bool = True,
-    include_memory: bool = True,
-    files_home: Path | None = None,
-    conversation_id: int | None = None,
-) -> list[UnifiedHit]:
-    """History and memory in one list, best first. With ``files_home`` (where
-    large files are stored) the bodies of large files are searched too.
-    ``conversation_id`` narrows the history to one conversation (memories,
-    which belong to projects, are then left out).
-
-    bm25 scores of different tables are not comparable, so each hit's score is
-    0.7 x the share of the query's words its full text contains, plus 0.3 x its
-    bm25 relative to the best hit of its own layer; memories add
-    ``MEMORY_LAYER_BONUS`` x confidence. Ties: memories first, then newest.
-    """
-    if limit < 0:
-        raise InputError("limit must be 0 or more")
-    query_terms = term_set(query)
-    if not _WORD.search(query):
-        raise InputError(f"search query {query!r} has no searchable words")
-    if limit == 0:
-        return []
-    results: list[UnifiedHit] = []
-    if include_memory and conversation_id is None:
-        memory_hits = repos.memory.search(query, project=project, limit=limit)
-        for hit, lexical in zip(
-            memory_hits, _relative([h.score for h in memory_hits]), strict=True
-        ):
-            m = hit.memory
-            words = coverage(query_terms, term_set(f"{m.text} {' '.join(m.tags)}"))
-            results.append(
-                UnifiedHit(
-                    kind="memory",
-                    id=m.id,
-                    score=0.7 * words + 0.3 * lexical + MEMORY_LAYER_BONUS * m.confidence,
-                    text=m.text,
-                    project=m.project,
-                    conversation_id=m.source_conversation_id,
-                    created_at=m.created_at,
-                    tags=m.tags,
-                )
-            )
-    if include_history:
-        request = GrepQuery(
-            pattern=query,
-            mode="full_text",
-            scope="both",
-            project=project,
-            conversation_id=conversation_id,
-            limit=limit,
-        )
-        if files_home is None:
-            history = repos.search.grep(request)
-        else:
-            from lossless.engine.file_search import grep_with_files
-
-            history = grep_with_files(repos, files_home, request)
-        texts = _full_texts(repos, history)
-        # SQLite ranks are negative bm25 (lower is better): flip to "higher is better".
-        for found, lexical in zip(history, _relative([-h.rank for h in history]), strict=True):
-            words = coverage(
-                query_terms, term_set(texts.get((found.kind, found.id), found.snippet))
-            )
-            results.append(
-                UnifiedHit(
-                    kind=found.kind,
-                    id=found.id,
-                    score=0.7 * words + 0.3 * lexical,
-                    text=found.snippet,
-                    project=found.project,
-                    conversation_id=found.conversation_id,
-                    session_id=found.session_id,
-                    created_at=found.created_at,
-                    covering_summary_id=found.covering_summary_id,
-                    file_id=found.file_id,
-                    file_offset=found.file_offset,
-                )
-            )
-    results.sort(key=lambda h: h.created_at or "", reverse=True)
-    results.sort(key=lambda h: (-round(h.score, 9), h.kind != "memory"))
-    return results[:limit]
-
-
-def _full_texts(repos: Repositories, hits: Sequence[SearchHit]) -> dict[tuple[str, str], str]:
-    texts: dict[tuple[str, str], str] = {}
-    # A hit inside a large file is scored on its snippet: the message itself
-    # holds only the file's reference.
-    message_ids = [int(h.id) for h in hits if h.kind == "message" and h.file_id is None]
-    for message in repos.messages.get_many(message_ids) if message_ids else []:
-        texts[("message", str(message.id))] = message.content
-    for hit in hits:
-        if hit.kind == "summary":
-            summary = repos.summaries.get(hit.id)
-            if summary is not None:
-                texts[("summary", hit.id)] = summary.content
-    return texts

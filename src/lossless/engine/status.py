@@ -17,6 +17,7 @@ from lossless.engine.sensitive import redaction_counts
 from lossless.process import running_worker_pid
 
 if TYPE_CHECKING:
+    from lossless.engine.embedding import SemanticStatus
     from lossless.engine.engine import Engine
     from lossless.store.contract import StoreStats
 
@@ -43,6 +44,8 @@ class Status:
     summarizer: str = ""
     # What is wrong in the configuration (the valid settings are in use).
     config_problems: list[str] = field(default_factory=list)
+    # Whether search is hybrid, and the embedding backlog (None: not asked).
+    semantic: SemanticStatus | None = None
 
 
 def engine_status(engine: Engine, *, project: str | None = None) -> Status:
@@ -66,4 +69,5 @@ def engine_status(engine: Engine, *, project: str | None = None) -> Status:
         worker_pid=running_worker_pid(engine.config.home),
         summarizer=engine.config.summarizer_provider,
         config_problems=[p.describe() for p in engine.config.problems],
+        semantic=engine.semantic_status(),
     )

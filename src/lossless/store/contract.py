@@ -77,6 +77,10 @@ class Capabilities:
     regex: bool = True
     substring_index: bool = True
     distributed_coordination: bool = False
+    # Vectors for semantic search: "exact" (a scan of every vector, SQLite),
+    # "hnsw" (an approximate index, pgvector), or None (this server has no
+    # vector support: search stays lexical).
+    vector_search: Literal["exact", "hnsw"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -601,6 +605,107 @@ class SearchRepository(Protocol):
         ...
 
 
+EmbeddingKind = Literal["message", "summary", "memory", "file"]
+EMBEDDING_KINDS: tuple[EmbeddingKind, ...] = ("memory", "summary", "file", "message")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSource:
+    """A stored item that has no vector yet for a model: what to embed.
+
+    ``text`` is the item's text (a message's content, a summary, a memory
+    with its tags, a large file's exploration summary); ``path`` is a large
+    file's content file, which the engine reads and chunks.
+    """
+
+    kind: EmbeddingKind
+    ref: str
+    conversation_id: int | None
+    text: str
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewVector:
+    """One chunk's unit vector; ``vector`` None records an item with nothing to embed."""
+
+    kind: EmbeddingKind
+    ref: str
+    chunk: int
+    conversation_id: int | None
+    vector: tuple[float, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """An item near a query: its best chunk's cosine similarity."""
+
+    kind: EmbeddingKind
+    ref: str
+    conversation_id: int | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingProgress:
+    """Items with and without vectors for one model, per kind."""
+
+    embedded: dict[str, int]
+    pending: dict[str, int]
+
+    @property
+    def total_pending(self) -> int:
+        return sum(self.pending.values())
+
+    @property
+    def total(self) -> int:
+        return self.total_pending + sum(self.embedded.values())
+
+
+class VectorRepository(Protocol):
+    """Embedding vectors of messages, summaries, memories and large files.
+
+    Vectors are keyed by (model, kind, ref, chunk); every embedded item has a
+    chunk 0 (with no vector when it had no text). A rewritten text
+    (``lcm sensitive purge``) loses its vectors, so it is embedded again from
+    the new text. Only on a store whose ``capabilities.vector_search`` is set.
+    """
+
+    def pending(
+        self, model: str, *, limit: int, after_message_id: int = 0
+    ) -> builtins.list[EmbeddingSource]:
+        """Up to ``limit`` items without vectors: memories, summaries and files
+        first, then messages with ids above ``after_message_id`` in id order."""
+        ...
+
+    def progress(self, model: str) -> EmbeddingProgress: ...
+
+    def add(self, model: str, vectors: Sequence[NewVector]) -> int:
+        """Store vectors (an item's chunks together); ones already stored are
+        kept. How many were added."""
+        ...
+
+    def nearest(
+        self,
+        model: str,
+        query: Sequence[float],
+        *,
+        limit: int,
+        kinds: Sequence[EmbeddingKind] = EMBEDDING_KINDS,
+        conversation_id: int | None = None,
+        project: str | None = None,
+    ) -> builtins.list[VectorHit]:
+        """The ``limit`` items most similar to the unit vector ``query``, best
+        first (an item scores by its best chunk). Archived memories are left out."""
+        ...
+
+    def similarities(
+        self, model: str, query: Sequence[float], items: Sequence[tuple[EmbeddingKind, str]]
+    ) -> dict[tuple[EmbeddingKind, str], float]:
+        """Cosine of ``query`` with each given item that has a vector (best chunk)."""
+        ...
+
+
 class QuarantineRepository(Protocol):
     def add(
         self,
@@ -939,6 +1044,8 @@ class Repositories(Protocol):
     def memory(self) -> MemoryRepository: ...
     @property
     def map_jobs(self) -> MapJobRepository: ...
+    @property
+    def vectors(self) -> VectorRepository: ...
     @property
     def coordination(self) -> Coordination | None:
         """The job queue and receipts, or None where the backend has none

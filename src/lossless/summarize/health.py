@@ -32,9 +32,12 @@ def _cause_key(cause: str) -> str:
 def note_summarizer_health(config: Config, results: Iterable[CompactionResult]) -> str | None:
     """Log a new fallback cause, or the recovery; return the line written (None: nothing)."""
     passes = [p for r in results for p in r.passes if p.acted]
-    if not passes:
-        return None
-    fallbacks = [p for p in passes if p.level == "fallback"]
+    if not passes or config.summarizer_provider == "extractive":
+        return None  # offline: no model to fail
+    # A model failure, not a chunk too small to shrink.
+    fallbacks = [
+        p for p in passes if p.level == "fallback" and p.why and "not smaller" not in p.why
+    ]
     state = config.log_dir / STATE_FILE
     try:
         previous = state.read_text("utf-8")
@@ -48,7 +51,7 @@ def note_summarizer_health(config: Config, results: Iterable[CompactionResult]) 
         if previous == key or (previous is not None and "circuit open" in cause):
             return None
         line = (
-            f"{stamp}Z summarizer pid={os.getpid()} warn {len(fallbacks)} of {len(passes)} "
+            f"{stamp}Z summarizer session=- pid={os.getpid()} warn {len(fallbacks)} of {len(passes)} "
             f"summaries fell back to truncation: {cause} (run `lcm doctor`; logged once until "
             "the cause changes)"
         )
@@ -56,7 +59,7 @@ def note_summarizer_health(config: Config, results: Iterable[CompactionResult]) 
         state.write_text(key, "utf-8")
         return line
     if previous is not None and any(p.level == "normal" for p in passes):
-        line = f"{stamp}Z summarizer pid={os.getpid()} ok summaries come from the model again"
+        line = f"{stamp}Z summarizer session=- pid={os.getpid()} ok summaries come from the model again"
         append_line(config.log_dir, line)
         state.unlink(missing_ok=True)
         return line

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from lossless.engine import recall
 from lossless.engine.engine import Engine
 from lossless.errors import InputError, LosslessError
 from lossless.store.contract import GrepHits
@@ -114,14 +113,13 @@ def search(
         raise InputError("type something to search for")
     chosen: SearchMode = mode
     if chosen == "search":
-        unified = recall.search_all(
-            engine.store, query, project=project, limit=limit, files_home=engine.config.home
-        )
+        unified = engine.search(query, project=project, limit=limit)
         hits = [
             {
                 "kind": h.kind,
                 "id": h.id,
                 "score": round(h.score, 4),
+                "matched": list(h.matched),
                 "project": h.project,
                 "conversation_id": h.conversation_id,
                 "session_id": h.session_id,
@@ -133,7 +131,13 @@ def search(
             }
             for h in unified
         ]
-        return {"query": query, "mode": mode, "complete": True, "hits": hits}
+        return {
+            "query": query,
+            "mode": mode,
+            "complete": True,
+            "semantic": unified.semantic,
+            "hits": hits,
+        }
     if scope not in ("messages", "summaries", "both"):
         raise InputError(f"unknown scope {scope!r}; use messages, summaries or both")
     try:

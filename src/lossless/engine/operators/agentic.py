@@ -302,14 +302,7 @@ class AgenticAnswerer:
             )
             return "\n".join(f"{h.id}: {h.snippet}" for h in hits) or "no hits"
         if name == "search":
-            from lossless.engine.recall import search_all
-
-            found = search_all(
-                engine.store,
-                str(arguments.get("query", "")),
-                limit=10,
-                files_home=engine.config.home,
-            )
+            found = engine.search(str(arguments.get("query", "")), limit=10)
             return "\n".join(f"{h.id}: {h.text[:300]}" for h in found) or "no hits"
         if name == "describe":
             return _describe_text(engine, str(arguments.get("id", "")))

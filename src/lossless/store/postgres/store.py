@@ -21,6 +21,7 @@ store it, and the contract says ``InputError``, not a driver error.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -61,6 +62,7 @@ from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
+from lossless.store.postgres.vectors import Vectors
 
 
 class PostgresStore:
@@ -107,6 +109,12 @@ class PostgresStore:
                     self._history = migrate_schema(conn, where=self.target.where).history
                 else:
                     self._history = check_current(conn, where=self.target.where)
+            # Migration 0011 creates the vector table only where pgvector exists.
+            row = conn.execute("SELECT to_regclass('lcm.embeddings') IS NOT NULL AS ok").fetchone()
+            if row is not None and row["ok"]:
+                self.capabilities = dataclasses.replace(
+                    PostgresStore.capabilities, vector_search="hnsw"
+                )
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             self._conninfo,
             connection_class=psycopg.Connection[Row],
@@ -327,6 +335,10 @@ class PostgresStore:
     @property
     def memory(self) -> Memories:
         return Memories(self)
+
+    @property
+    def vectors(self) -> Vectors:
+        return Vectors(self)
 
     @property
     def map_jobs(self) -> MapJobs:

@@ -46,6 +46,7 @@ from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.repository import register_hash_functions, register_search_functions
 from lossless.store.sqlite.search import Search
+from lossless.store.sqlite.vectors import Vectors
 from lossless.timeutil import utc_now_iso
 
 BUSY_TIMEOUT_MS = 30_000
@@ -58,7 +59,11 @@ class SQLiteStore:
 
     backend = "sqlite"
     capabilities = Capabilities(
-        full_text=True, regex=True, substring_index=True, distributed_coordination=False
+        full_text=True,
+        regex=True,
+        substring_index=True,
+        distributed_coordination=False,
+        vector_search="exact",
     )
 
     def __init__(self, path: Path | str) -> None:
@@ -66,6 +71,8 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._in_tx = False
         self._closed = False
+        # Per model: the vectors searched in memory (see store.sqlite.vectors).
+        self.vector_matrices: dict[str, Any] = {}
         #: Why this store cannot be written (a read-only home), or None.
         self.read_only: str | None = None
         if str(self.path) != ":memory:":
@@ -340,6 +347,10 @@ class SQLiteStore:
     @property
     def map_jobs(self) -> MapJobs:
         return MapJobs(self)
+
+    @property
+    def vectors(self) -> Vectors:
+        return Vectors(self)
 
     @property
     def coordination(self) -> None:

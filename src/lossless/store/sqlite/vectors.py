@@ -1,0 +1,185 @@
+"""Embedding vectors on SQLite (``lossless.store.contract.VectorRepository``).
+
+Vectors live in the store's own file (table ``embeddings``, int8 blobs) and
+are searched exactly in memory (``lossless.store.vector_matrix``): this
+Python's sqlite3 cannot load a vector extension. The matrix is cached on
+the store and brought up to date before each search from the rows added
+since (row ids only grow); a delete (a rewritten text) reloads it.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lossless.store.contract import (
+    EMBEDDING_KINDS,
+    EmbeddingKind,
+    EmbeddingProgress,
+    EmbeddingSource,
+    NewVector,
+    VectorHit,
+)
+from lossless.store.sqlite.repository import Repo
+from lossless.store.vector_codec import to_int8
+
+if TYPE_CHECKING:
+    from lossless.store.vector_matrix import VectorMatrix
+
+# Items without vectors, per kind, as (ref, conversation_id, text, path).
+_PENDING: dict[EmbeddingKind, str] = {
+    "memory": (
+        "SELECT m.id AS ref, m.source_conversation_id AS conversation_id, "
+        "m.text || CASE WHEN m.tags_text = '' THEN '' ELSE ' ' || m.tags_text END AS text, "
+        "NULL AS path FROM memories m WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+        "WHERE e.model = ? AND e.kind = 'memory' AND e.ref = m.id AND e.chunk = 0) "
+        "ORDER BY m.seq LIMIT ?"
+    ),
+    "summary": (
+        "SELECT s.id AS ref, s.conversation_id, s.content AS text, NULL AS path "
+        "FROM summaries s WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ? "
+        "AND e.kind = 'summary' AND e.ref = s.id AND e.chunk = 0) ORDER BY s.rowid LIMIT ?"
+    ),
+    "file": (
+        "SELECT f.id AS ref, f.conversation_id, f.exploration_summary AS text, f.path "
+        "FROM large_files f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ? "
+        "AND e.kind = 'file' AND e.ref = f.id AND e.chunk = 0) ORDER BY f.rowid LIMIT ?"
+    ),
+}
+_PENDING_MESSAGES = (
+    "SELECT m.id AS ref, m.conversation_id, m.content AS text, NULL AS path "
+    "FROM messages m WHERE m.id > ? AND NOT EXISTS (SELECT 1 FROM embeddings e "
+    "WHERE e.model = ? AND e.kind = 'message' AND e.ref = CAST(m.id AS TEXT) AND e.chunk = 0) "
+    "ORDER BY m.id LIMIT ?"
+)
+_TOTALS = {
+    # Messages are never deleted and ids are handed out in order: max(id) is
+    # their count without reading the table.
+    "message": "SELECT coalesce(max(id), 0) FROM messages",
+    "summary": "SELECT count(*) FROM summaries",
+    "memory": "SELECT count(*) FROM memories",
+    "file": "SELECT count(*) FROM large_files",
+}
+
+
+class Vectors(Repo):
+    def pending(
+        self, model: str, *, limit: int, after_message_id: int = 0
+    ) -> builtins.list[EmbeddingSource]:
+        found: list[EmbeddingSource] = []
+        for kind, sql in _PENDING.items():
+            if len(found) >= limit:
+                break
+            for r in self.s._q(sql, (model, limit - len(found))):
+                found.append(
+                    EmbeddingSource(kind, str(r["ref"]), r["conversation_id"], r["text"], r["path"])
+                )
+        if len(found) < limit:
+            for r in self.s._q(_PENDING_MESSAGES, (after_message_id, model, limit - len(found))):
+                found.append(
+                    EmbeddingSource("message", str(r["ref"]), r["conversation_id"], r["text"])
+                )
+        return found
+
+    def progress(self, model: str) -> EmbeddingProgress:
+        embedded: dict[str, int] = {kind: 0 for kind in EMBEDDING_KINDS}
+        for r in self.s._q(
+            "SELECT kind, items AS n FROM embedding_counts WHERE model = ?",
+            (model,),
+        ):
+            embedded[r["kind"]] = int(r["n"])
+        pending: dict[str, int] = {}
+        for kind in EMBEDDING_KINDS:
+            row = self.s._q1(_TOTALS[kind])
+            pending[kind] = max(0, int(row[0] if row else 0) - embedded[kind])
+        return EmbeddingProgress(embedded=embedded, pending=pending)
+
+    def add(self, model: str, vectors: Sequence[NewVector]) -> int:
+        if not vectors:
+            return 0
+        encoded = [
+            (
+                model,
+                v.kind,
+                v.ref,
+                v.chunk,
+                v.conversation_id,
+                None if v.vector is None else to_int8(v.vector),
+            )
+            for v in vectors
+        ]
+        with self.s._atomic():
+            # rowcount, not total_changes: the counting trigger's writes are not additions.
+            cursor = self.db.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, kind, ref, chunk, conversation_id, "
+                "vector) VALUES (?, ?, ?, ?, ?, ?)",
+                encoded,
+            )
+            return max(0, cursor.rowcount)
+
+    def nearest(
+        self,
+        model: str,
+        query: Sequence[float],
+        *,
+        limit: int,
+        kinds: Sequence[EmbeddingKind] = EMBEDDING_KINDS,
+        conversation_id: int | None = None,
+        project: str | None = None,
+    ) -> builtins.list[VectorHit]:
+        if limit <= 0:
+            return []
+        matrix = self._matrix(model)
+        if not len(matrix):
+            return []
+        conversations: list[int] | None = None
+        if conversation_id is not None:
+            conversations = [conversation_id]
+        elif project is not None:
+            conversations = [
+                int(r[0])
+                for r in self.s._q("SELECT id FROM conversations WHERE project = ?", (project,))
+            ]
+        skip = self._unsearchable_memories(project) if "memory" in kinds else set()
+        kept = kinds
+        if conversation_id is not None:
+            kept = [k for k in kinds if k != "memory"]  # a memory belongs to a project
+        hits = matrix.best(query, limit, matrix.mask(kept, conversations), skip)
+        return [VectorHit(k, ref, conv, score) for k, ref, conv, score in hits]  # type: ignore[arg-type]
+
+    def similarities(
+        self, model: str, query: Sequence[float], items: Sequence[tuple[EmbeddingKind, str]]
+    ) -> dict[tuple[EmbeddingKind, str], float]:
+        if not items:
+            return {}
+        found = self._matrix(model).similarity_of(query, items)
+        return {(k, r): v for (k, r), v in found.items()}  # type: ignore[misc]
+
+    def _unsearchable_memories(self, project: str | None) -> set[tuple[str, str]]:
+        """Archived memories, and (with a project) other projects' ones."""
+        sql = "SELECT id FROM memories WHERE archived != 0"
+        params: list[Any] = []
+        if project is not None:
+            sql += " OR project != ?"
+            params.append(project)
+        return {("memory", str(r[0])) for r in self.s._q(sql, params)}
+
+    def _matrix(self, model: str) -> VectorMatrix:
+        from lossless.store.vector_matrix import MatrixRow, VectorMatrix
+
+        cache: dict[str, VectorMatrix] = self.s.vector_matrices
+        state = self.s._q1("SELECT deletions FROM embedding_state")
+        deletions = int(state[0]) if state else 0
+        matrix = cache.get(model)
+        if matrix is None or matrix.deletions != deletions:
+            matrix = VectorMatrix()
+            matrix.deletions = deletions
+            cache[model] = matrix
+        rows = self.s._q(
+            "SELECT id, kind, ref, conversation_id, vector FROM embeddings "
+            "WHERE model = ? AND id > ? AND vector IS NOT NULL ORDER BY id",
+            (model, matrix.last_row_id),
+        )
+        matrix.extend([MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows])
+        return matrix
