@@ -315,3 +315,19 @@ def test_codex_fresh_home_and_conflicts(homes: dict[str, Path], tmp_path: Path) 
     assert lcm("install", "codex", "--scope", "project", cwd=project).returncode == 0
     assert (project / ".codex" / "hooks.json").exists()
     assert "[mcp_servers.lcm]" in (project / ".codex" / "config.toml").read_text()
+
+
+def test_hooks_run_the_virtualenvs_python_not_the_interpreter_it_links_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m lossless install`` from a virtualenv: its python is a symlink to
+    the base interpreter, which lacks lossless; the hooks must name the link."""
+    from lossless.integrations.commands import lcm_argv
+
+    link = tmp_path / "venv" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(link))
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "lossless" / "__main__.py")])
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert lcm_argv() == [str(link), "-m", "lossless"]

@@ -8,6 +8,7 @@ own entries by parsing those commands back.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -36,7 +37,9 @@ def lcm_argv() -> list[str]:
     found = shutil.which("lcm")
     if found and Path(sys.executable).parent == Path(found).resolve().parent:
         return [str(Path(found).resolve())]
-    return [str(Path(sys.executable).resolve()), "-m", "lossless"]
+    # Absolute, but not resolved: a virtualenv's python is a symlink to the base
+    # interpreter, and only the link finds the virtualenv's site-packages.
+    return [os.path.abspath(sys.executable), "-m", "lossless"]
 
 
 def home_args(config: Config) -> list[str]:
