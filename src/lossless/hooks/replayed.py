@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 CONTEXT_HEAD = "[lossless] Session "
@@ -127,6 +126,8 @@ def _injected_file(home: Path, session_id: str) -> Path:
 
 def remember_injected(home: Path, session_id: str, ids: list[str]) -> None:
     """Keep which summaries this session's ``SessionStart`` just injected."""
+    import tempfile  # only SessionStart writes: the other hooks stay lean
+
     path = _injected_file(home, session_id)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
