@@ -28,6 +28,9 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("LCM_TRANSCRIPT_DIRS", str(tmp_path))
     for name in ("LCM_STORAGE_BACKEND", "LCM_SUMMARIZER_PROVIDER", "LCM_POSTGRES_URL"):
         monkeypatch.delenv(name, raising=False)
+    # Embedding a test's history costs CPU minutes where the `semantic` extra is
+    # installed; the semantic tests turn it on for themselves.
+    monkeypatch.setenv("LCM_SEMANTIC_ENABLED", "false")
     yield
 
 

@@ -29,6 +29,8 @@ from lossless.worker import Worker  # noqa: E402
 CLAUDE = "claude-code/spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 CODEX = "codex/codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
 SMALL = {
+    # Full-text answers (hybrid search has its own tests, tests/engine/test_semantic.py).
+    "semantic.enabled": False,
     "leaf_chunk_tokens": 1500,
     "leaf_target_tokens": 300,
     "fresh_tail_count": 6,

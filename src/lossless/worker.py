@@ -95,6 +95,8 @@ if TYPE_CHECKING:
 # worker elsewhere) is offered to the queue again after this long.
 BUSY_RETRY_S = 5.0
 DEFAULT_IDLE_S = 60.0
+# How long a one-shot run (``lcm worker --once``) embeds before it exits.
+ONCE_EMBED_SECONDS = 10.0
 DEFAULT_POLL_S = 2.0
 # An after-turn run does one leaf pass; a session that grew by a lot between
 # two runs needs several. Bounded so one busy conversation cannot starve others.
@@ -358,7 +360,10 @@ class Worker:
                 served = self.serve_pending(report)
                 if once:
                     self.build_index(report, max_seconds=float("inf"))
-                    self.embed(report, max_seconds=float("inf"))
+                    # Embedding a large backlog takes minutes of CPU (~30 items
+                    # per second): a one-shot run does a bounded slice, the next
+                    # run (or `lcm embed`, with progress) goes on from there.
+                    self.embed(report, max_seconds=ONCE_EMBED_SECONDS)
                     break
                 if served:
                     idle_since = self.clock()

@@ -65,6 +65,12 @@ def test_weights_with_another_checksum_are_refused(tmp_path: Path) -> None:
         loader.verify_weights(dataclasses.replace(spec, size_bytes=5), fake)
 
 
+@pytest.fixture(autouse=True)
+def _semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite turns embedding off (tests/conftest.py); these tests are about it."""
+    monkeypatch.setenv("LCM_SEMANTIC_ENABLED", "true")
+
+
 def _engine(home: Path) -> Engine:
     engine = Engine.open(home)
     chat = engine.conversation("s1", project="/work/p", client="generic")

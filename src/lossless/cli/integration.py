@@ -125,7 +125,8 @@ def worker(
     summarizer (`lcm config show`, summarizer.*); between requests it adds
     what a large `lcm import` left out of the substring index; it exits once
     idle. Only one worker runs per data folder; a second one exits at once.
-    `--once` serves what is pending (and the whole index backlog) and exits,
+    `--once` serves what is pending (the whole index backlog, and up to 10
+    seconds of embedding; `lcm embed` does all of it) and exits,
     for cron:
 
     \b
