@@ -13,7 +13,7 @@ import itertools
 import json
 import random
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,18 +69,19 @@ def test_gate_never_skips_a_matching_pattern() -> None:
 
 
 def _ungated(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Everything(LiteralGate):
-        def candidates(self, text: str) -> set[Hashable]:
-            return Universe()
+    def everything(count: int) -> LiteralGate:
+        gate = LiteralGate(())
+        every = list(range(count))
+        gate.indices = lambda text: every  # type: ignore[method-assign]
+        return gate
 
-    monkeypatch.setattr(injection, "_gate", lambda: Everything(()))
-
-
-class Universe(set[Hashable]):
-    """Contains everything: every pattern is run."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
+    gates = injection._Gates(
+        readable=everything(len(injection._READABLE_RES) + len(injection._MARKER_RES)),
+        markers=everything(len(injection._MARKER_RES)),
+        phrases=everything(len(injection._PHRASE_RES)),
+        compact=everything(len(injection._COMPACT_RES)),
+    )
+    monkeypatch.setattr(injection, "_gates", lambda: gates)
 
 
 def _corpus_texts() -> Iterator[str]:

@@ -14,6 +14,7 @@ parts, classes, lookarounds, backreferences) simply adds no requirement.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
@@ -145,43 +146,69 @@ class LiteralGate:
     ``candidates(text)`` is the set of keys whose regex may match ``text``:
     every required literal of the others is missing from it (occurrences are
     found overlapping, in one Aho-Corasick pass), so those cannot match.
+    ``indices(text)`` is the same answer as positions in the order the
+    patterns were given, ascending: callers that run the candidates in their
+    original order iterate over those alone.
     """
 
     def __init__(self, patterns: Iterable[tuple[Hashable, str, int]]) -> None:
         import ahocorasick_rs
 
-        self._always: set[Hashable] = set()
-        self._needed: dict[Hashable, int] = {}  # key -> bit mask of its sets
-        # literal -> (key, bit) of each requirement set it satisfies
-        by_literal: dict[str, list[tuple[Hashable, int]]] = {}
-        for key, pattern, flags in patterns:
+        self._keys: list[Hashable] = []
+        always: list[int] = []
+        # bit mask of all the requirement sets of each pattern, by position
+        self._needed: dict[int, int] = {}
+        # literal -> (position, bit) of each requirement set it satisfies
+        by_literal: dict[str, list[tuple[int, int]]] = {}
+        for position, (key, pattern, flags) in enumerate(patterns):
+            self._keys.append(key)
             # Sets holding a very common string ("to", ":") are met by almost
             # any text and would only make the pass slower: dropping one is safe.
             requirement = [
                 options
-                for options in required_literals(pattern, flags)
+                for options in _cached_literals(pattern, flags)
                 if not any(_common(x) for x in options)
             ]
             if not requirement:
-                self._always.add(key)
+                always.append(position)
                 continue
-            self._needed[key] = (1 << len(requirement)) - 1
+            self._needed[position] = (1 << len(requirement)) - 1
             for number, options in enumerate(requirement):
                 for literal in options:
-                    by_literal.setdefault(literal, []).append((key, 1 << number))
+                    by_literal.setdefault(literal, []).append((position, 1 << number))
+        self._always = tuple(always)
         self._literals = list(by_literal)
-        self._satisfies = [by_literal[literal] for literal in self._literals]
+        self._satisfies = [tuple(by_literal[literal]) for literal in self._literals]
         self._automaton = ahocorasick_rs.AhoCorasick(self._literals) if self._literals else None
 
-    def candidates(self, text: str) -> set[Hashable]:
-        found = set(self._always)
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def indices(self, text: str) -> list[int]:
+        """Positions (ascending) of the patterns that may match ``text``."""
         if self._automaton is None:
-            return found
-        met: dict[Hashable, int] = {}
-        indexes = {i for i, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True)}
-        for index in indexes:
-            for key, bit in self._satisfies[index]:
-                met[key] = met.get(key, 0) | bit
+            return list(self._always)
+        hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        if not hits:
+            return list(self._always)
+        met: dict[int, int] = {}
+        satisfies = self._satisfies
+        for index in {i for i, _, _ in hits}:
+            for position, bit in satisfies[index]:
+                met[position] = met.get(position, 0) | bit
         needed = self._needed
-        found.update(key for key, bits in met.items() if bits == needed[key])
+        found = [position for position, bits in met.items() if bits == needed[position]]
+        if self._always:
+            found.extend(self._always)
+        found.sort()
         return found
+
+    def candidates(self, text: str) -> set[Hashable]:
+        keys = self._keys
+        return {keys[position] for position in self.indices(text)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_literals(pattern: str, flags: int) -> tuple[frozenset[str], ...]:
+    """``required_literals``, parsed once per pattern (several gates share patterns)."""
+    return tuple(required_literals(pattern, flags))

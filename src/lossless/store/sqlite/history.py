@@ -26,12 +26,13 @@ from lossless.store import inputs, rows
 from lossless.store.contract import (
     OVERVIEW_PROMPT_CHARS,
     AppendResult,
+    ConversationListing,
     ConversationOverview,
     HashedRow,
     PartRewrite,
 )
 from lossless.store.hashing import message_hash, part_hash, raw_hash
-from lossless.store.overview import build_overviews
+from lossless.store.overview import build_listings, build_overviews
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -188,6 +189,60 @@ class Conversations(Repo):
                     ),
                 )
             )
+        return found
+
+    def listing(self, conversation_ids: Sequence[int]) -> dict[int, ConversationListing]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, ConversationListing] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                build_listings(
+                    chunk,
+                    # count(*) over the (conversation_id, seq) index, not the rows.
+                    messages=self.s._q(
+                        "SELECT conversation_id, count(*) AS n FROM messages "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        chunk,
+                    ),
+                    last=self._last_activity(chunk),
+                    summaries=self.s._q(
+                        "SELECT conversation_id, depth, count(*) AS n FROM summaries "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id, depth",
+                        chunk,
+                    ),
+                    context=self.s._q(
+                        "SELECT c.conversation_id, count(*) AS items, "
+                        "sum(c.token_count) AS tokens, "
+                        "sum(CASE WHEN c.item_type = 'message' THEN 1 ELSE 0 END) AS raw, "
+                        "sum(CASE WHEN c.item_type = 'summary' THEN s.source_token_count "
+                        "ELSE c.token_count END) AS history "
+                        "FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id "
+                        f"WHERE c.conversation_id IN ({marks}) GROUP BY c.conversation_id",
+                        chunk,
+                    ),
+                )
+            )
+        return found
+
+    def _last_activity(self, ids: Sequence[int]) -> builtins.list[Any]:
+        marks = ",".join("?" * len(ids))
+        # The newest message by seq: one probe of the (conversation_id, seq)
+        # index each, where max(created_at) would read every message row.
+        return self.s._q(
+            "SELECT c.id AS conversation_id, (SELECT m.created_at FROM messages m "
+            "WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_at "
+            f"FROM conversations c WHERE c.id IN ({marks})",
+            ids,
+        )
+
+    def last_activity(self, conversation_ids: Sequence[int]) -> dict[int, str | None]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, str | None] = dict.fromkeys(ids)
+        for start in range(0, len(ids), 500):
+            for r in self._last_activity(ids[start : start + 500]):
+                found[int(r["conversation_id"])] = r["last_at"]
         return found
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
