@@ -129,6 +129,8 @@ _SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL_RE = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[^)]{0,40}\))")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?:%|ms|s|m|h|kb|mb|gb|k|x)?\b", re.I)
 _BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{48,}")
+# `[\W_]` is every character `str.isalnum` rejects (`\w` is alnum and `_`).
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _FILLER_RE = re.compile(
     r"^(?:ok(?:ay)?|sure|thanks?(?: you)?|great|perfect|done|yes|no|got it|sounds good|"
     r"let me (?:check|look|see)(?: (?:at )?(?:that|this|it))?|continue|go on)[.!]*$",
@@ -247,7 +249,7 @@ def _is_noise(text: str) -> bool:
     stripped = _TAG_RE.sub("", text).strip()
     if len(stripped) < 4 or _FILLER_RE.match(stripped):
         return True
-    alnum = sum(ch.isalnum() for ch in stripped)
+    alnum = len(_NOT_ALNUM_RE.sub("", stripped))
     if alnum / len(stripped) < 0.35:
         return True
     blob = _BLOB_RE.search(stripped)
@@ -263,7 +265,7 @@ def _score(
     """Value of one unit for an agent picking work back up, its kinds, and its identifiers."""
     kinds: set[str] = set()
     score = 0.0
-    without_urls = _URL_RE.sub(" ", text)
+    without_urls = _URL_RE.sub(" ", text) if "://" in text else text
     code = in_tool and bool(_CODE_RE.search(text))
     error_line = bool(
         (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text)
