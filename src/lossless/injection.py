@@ -156,30 +156,46 @@ def _decoded(text: str) -> list[str]:
     """Text hidden in base64, hex or percent-encoding inside ``text``."""
     found: list[str] = []
     for match in _B64_RE.finditer(text):
-        blob = match.group(0)
-        if blob.isalpha() and (blob.islower() or blob.isupper()):
-            continue  # a long word or identifier, not base64
-        padded = blob + "=" * (-len(blob) % 4)
-        for decode in (base64.b64decode, base64.urlsafe_b64decode):
-            try:
-                raw = decode(padded)
-            except (binascii.Error, ValueError):
-                continue
-            plain = _printable(raw)
-            if plain is not None:
-                found.append(plain)
-                break
+        plain = _b64_plain(match.group(0))
+        if plain is not None:
+            found.append(plain)
+    found.extend(_hex_plain(text))
+    found.extend(_percent_plain(text))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _b64_plain(blob: str) -> str | None:
+    """The readable text a base64 run decodes to, if any (runs repeat: cached)."""
+    if blob.isalpha() and (blob.islower() or blob.isupper()):
+        return None  # a long word or identifier, not base64
+    padded = blob + "=" * (-len(blob) % 4)
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            raw = decode(padded)
+        except (binascii.Error, ValueError):
+            continue
+        plain = _printable(raw)
+        if plain is not None:
+            return plain
+    return None
+
+
+def _hex_plain(text: str) -> list[str]:
+    found: list[str] = []
     for match in _HEX_RE.finditer(text):
         digits = re.sub(r"[\s:]", "", match.group(0))
         if len(digits) % 2 == 0:
             plain = _printable(bytes.fromhex(digits))
             if plain is not None:
                 found.append(plain)
-    if "%" in text:
-        for token in text.split():
-            if len(_PERCENT_RE.findall(token)) >= 3:
-                found.append(unquote(token))
     return found
+
+
+def _percent_plain(text: str) -> list[str]:
+    if "%" not in text:
+        return []
+    return [unquote(token) for token in text.split() if len(_PERCENT_RE.findall(token)) >= 3]
 
 
 # -- patterns -------------------------------------------------------------------------
