@@ -914,6 +914,7 @@ class _Gates(NamedTuple):
     """One literal gate per family of patterns, positions as in the tuples above."""
 
     readable: LiteralGate  # _READABLE_RES then _MARKER_RES
+    readable_only: LiteralGate  # _READABLE_RES (for ``injection_lines``)
     markers: LiteralGate  # _MARKER_RES
     phrases: LiteralGate  # _PHRASE_RES
     compact: LiteralGate  # _COMPACT_RES
@@ -923,15 +924,36 @@ class _Gates(NamedTuple):
 def _gates() -> _Gates:
     """Built on the first scan (a hook that never scans does not pay for it)."""
 
-    def gate(patterns: tuple[tuple[str, _LazyPattern], ...]) -> LiteralGate:
-        return LiteralGate((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns)
+    def gate(
+        patterns: tuple[tuple[str, _LazyPattern], ...], spaces: frozenset[str] | None
+    ) -> LiteralGate:
+        return LiteralGate(
+            ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns), spaces=spaces
+        )
 
     return _Gates(
-        readable=gate(_READABLE_RES + _MARKER_RES),
-        markers=gate(_MARKER_RES),
-        phrases=gate(_PHRASE_RES),
-        compact=gate(_COMPACT_RES),
+        readable=gate(_READABLE_RES + _MARKER_RES, _VIEW_SPACES),
+        readable_only=gate(_READABLE_RES, _VIEW_SPACES),
+        markers=gate(_MARKER_RES, _VIEW_SPACES),
+        phrases=gate(_PHRASE_RES, _VIEW_SPACES),
+        compact=gate(_COMPACT_RES, None),
     )
+
+
+# Every view is built from ``_base``, where each run of whitespace other than
+# a newline became one space, so a space and a newline are the only whitespace
+# in it: the gates read ``\s`` as one of those two. Only the Unicode
+# decompositions of ``_folded`` could bring another back; a view holding one
+# runs every pattern of its family (``_gated``).
+_VIEW_SPACES = frozenset(" \n")
+_OTHER_SPACE_RE = re.compile(r"[^\S \n]")
+
+
+def _gated(gate: LiteralGate, body: str) -> list[int]:
+    """``gate.indices(body)``, or every position when ``body`` holds other whitespace."""
+    if body.isascii() or not _OTHER_SPACE_RE.search(body):
+        return gate.indices(body)
+    return list(range(len(gate)))
 
 
 def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
@@ -965,7 +987,7 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
         rot13 = view == "rot13"
-        positions = (gates.phrases if rot13 else gates.readable).indices(body)
+        positions = _gated(gates.phrases if rot13 else gates.readable, body)
         for position in positions:
             if position >= readable_count:
                 break  # the markers, below
@@ -986,7 +1008,7 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
         # keeps it inert wherever it is shown.
         unquoted = _CODE_SPAN_RE.sub(" ", body) if "`" in body else body
         if unquoted != body:
-            markers = gates.markers.indices(unquoted)
+            markers = _gated(gates.markers, unquoted)
         else:
             markers = [p - readable_count for p in positions if p >= readable_count]
         for position in markers:
