@@ -46,13 +46,15 @@ class Entry:
         return "\n".join(self.parts)
 
     @property
-    def split(self) -> Literal["dev", "holdout", "holdout2", "holdout3", "holdout4"]:
+    def split(self) -> Literal["dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"]:
         if self.id.startswith("h2-"):
             return "holdout2"
         if self.id.startswith("h3-"):
             return "holdout3"
         if self.id.startswith("h4-"):
             return "holdout4"
+        if self.id.startswith("h5-"):
+            return "holdout5"
         digest = hashlib.sha256(self.id.encode()).digest()
         return "holdout" if digest[0] % 3 == 0 else "dev"
 
