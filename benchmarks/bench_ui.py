@@ -247,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--many-messages", type=int, default=100)
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument(
+        "--stores", choices=("both", "compacted", "raw"), default="both", help="which to measure"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -269,8 +272,10 @@ def main(argv: list[str] | None = None) -> int:
             viewport={"width": 1400, "height": 900},
         )
         try:
-            rows += run(compacted, "compacted", args.repeat, context)
-            rows += run(raw, "not compacted", args.repeat, context)
+            if args.stores in ("both", "compacted"):
+                rows += run(compacted, "compacted", args.repeat, context)
+            if args.stores in ("both", "raw"):
+                rows += run(raw, "not compacted", args.repeat, context)
         finally:
             context.close()
     print_table(
