@@ -567,6 +567,10 @@ class Messages(Repo):
             )
         return int(row["n"]) if row else 0
 
+    def high_water(self) -> int:
+        row = self.s._q1("SELECT coalesce(max(id), 0) AS n FROM messages")
+        return int(row["n"]) if row else 0
+
     def last(self, conversation_id: int) -> Message | None:
         row = self.s._q1(
             "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
