@@ -931,6 +931,12 @@ class StoreConformance:
         assert store.conversations.last_activity([]) == {}
         assert len(store.conversations.last_activity(many)) == len(many)
 
+        # The high water mark moves with every message added, anywhere.
+        before = store.messages.high_water()
+        assert before == max(m.id for m in store.messages.list(a) + store.messages.list(b))
+        store.messages.append(empty, [msg("late", "e0")])
+        assert store.messages.high_water() > before
+
         # The context's summaries, in context order, without its raw items.
         assert [s.id for s in store.context.summaries(a)] == [condensed.id, leaves[1].id]
         assert store.context.summaries(a)[0] == store.summaries.get(condensed.id)

@@ -406,6 +406,12 @@ class MessageRepository(Protocol):
 
     def last(self, conversation_id: int) -> Message | None: ...
 
+    def high_water(self) -> int:
+        """The largest message id in the store (0 when empty). Ids are handed out
+        in order and never reused, so it changes whenever a message is added
+        anywhere: a cheap version for figures cached over the whole store."""
+        ...
+
     def rewrite(
         self,
         message_id: int,

@@ -44,6 +44,7 @@ def _text(request: Request, name: str) -> str | None:
 def create_app(pool: EnginePool, token: str, *, allowed_hosts: set[str] | None) -> ASGIApp:
     """The whole UI, behind the token gate."""
     cache = window.AssemblyCache()
+    sort_keys = listing.SortKeys()
 
     def endpoint(work: Callable[[Request, Engine], Any]) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Response:
@@ -82,6 +83,7 @@ def create_app(pool: EnginePool, token: str, *, allowed_hosts: set[str] | None) 
                 offset=_int(request, "offset", 0),
                 limit=_int(request, "limit", 50),
             ),
+            sort_keys,
         )
 
     def conversation(request: Request, engine: Engine) -> Any:
@@ -167,6 +169,9 @@ def create_app(pool: EnginePool, token: str, *, allowed_hosts: set[str] | None) 
     def health(request: Request, engine: Engine) -> Any:
         return library.health(engine, with_doctor=request.query_params.get("doctor") == "1")
 
+    def figures(request: Request, engine: Engine) -> Any:
+        return library.store_figures(engine)
+
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
 
@@ -189,6 +194,7 @@ def create_app(pool: EnginePool, token: str, *, allowed_hosts: set[str] | None) 
         ("/api/files/{fid}", file),
         ("/api/jobs", jobs),
         ("/api/health", health),
+        ("/api/health/figures", figures),
     ]
     routes = [
         Route("/", index, methods=["GET"]),

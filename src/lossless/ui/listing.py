@@ -9,6 +9,7 @@ in a fixed number of queries. Sub-agents are listed under their parent.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -112,7 +113,47 @@ def _row(conversation: Conversation, figures: ConversationListing) -> dict[str, 
     }
 
 
-def list_conversations(engine: Engine, request: ListRequest) -> dict[str, Any]:
+class SortKeys:
+    """Every conversation's message count or last activity, for sorting the list.
+
+    Reading them costs a grouped count over an index or an index probe per
+    conversation: a few hundred ms for a store of many thousands of sessions.
+    They are kept until a message is added anywhere (the store's message high
+    water mark moves) or the set of conversations changes, so paging,
+    filtering and sorting again read only the page's own figures.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[tuple[int, int], dict[int, Any]]] = {}
+
+    def values(
+        self,
+        engine: Engine,
+        sort: Literal["messages", "last"],
+        conversations: Sequence[Conversation],
+    ) -> dict[int, Any]:
+        store = engine.store
+        version = (store.messages.high_water(), len(conversations))
+        with self._lock:
+            hit = self._kept.get(sort)
+        if hit is not None and hit[0] == version and all(c.id in hit[1] for c in conversations):
+            return hit[1]
+        ids = [c.id for c in conversations]
+        found: dict[int, Any] = (
+            dict(store.messages.count_by_conversation(ids))
+            if sort == "messages"
+            else dict(store.conversations.last_activity(ids))
+        )
+        with self._lock:
+            self._kept[sort] = (version, found)
+        return found
+
+
+def list_conversations(
+    engine: Engine, request: ListRequest, keys: SortKeys | None = None
+) -> dict[str, Any]:
+    """One page of the list; ``keys`` keeps the sort keys between requests."""
     store = engine.store
     everything = store.conversations.list()
     chosen = [c for c in everything if _matches(c, request)]
@@ -125,13 +166,9 @@ def list_conversations(engine: Engine, request: ListRequest) -> dict[str, Any]:
         else:
             top.append(conversation)
 
-    # The sort keys of every top-level conversation: one grouped count or one
-    # index probe per conversation, in SQL; the rows' figures only for the page.
     sort_values: dict[int, Any] = {}
-    if request.sort == "messages":
-        sort_values = store.messages.count_by_conversation([c.id for c in top])
-    elif request.sort == "last":
-        sort_values = store.conversations.last_activity([c.id for c in top])
+    if request.sort in ("messages", "last"):
+        sort_values = (keys or SortKeys()).values(engine, request.sort, everything)
 
     def key(conversation: Conversation) -> Any:
         if request.sort == "created":
