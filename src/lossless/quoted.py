@@ -61,7 +61,7 @@ _HEADER_RE = re.compile(r"\[[0-9\-: T.Z]{1,30}\] (?:user|assistant|tool|system|s
 # What may stay in front of an attribution: indentation, a bullet, a list
 # number, a timestamp. No letters, so no word of the text can stay outside.
 _FRAME_RE = re.compile(
-    r"[ \t]*(?:[-*+•][ \t]+|[0-9]{1,3}[.)][ \t]+)?(?:\[[0-9\-: .T/]{1,30}\][ \t]*)?"
+    r"[ \t]*(?:[-*+•][ \t]+|[0-9]{1,3}[.)][ \t]+)?(?:\[[0-9\-: ./]{1,30}\][ \t]*)?"
 )
 
 

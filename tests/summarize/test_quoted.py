@@ -41,6 +41,7 @@ prose = st.lists(
             " “x” ",
             "\U000e0041",
             "\u202e",
+            "[T] ",
             "A long sentence about the build, its tests and the files it touched. " * 3,
         ]
     ),
