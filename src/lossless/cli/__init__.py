@@ -9,13 +9,20 @@ only its own module (``lossless.cli.app.COMMANDS``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+# Not `typing.TYPE_CHECKING`: every hook imports this module, and typing
+# costs a few ms of start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import IO
+
     import click
 
     from lossless.config import Config
+
+    # home, event, client, inline bytes, background, lock fd
+    HookArgs = tuple[str | None, str, str | None, int | None, bool, int | None]
 
 
 def _load() -> click.Group:
@@ -49,15 +56,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         dataclass_cache.keep()
 
 
-def _fast_hook(args: list[str]) -> int | None:
-    """Run ``[--home H] hook EVENT [--client C] [--inline-bytes N] [--background]`` directly.
+def hook_args(args: list[str]) -> HookArgs | None:
+    """Parse ``[--home H] hook EVENT [--client C] [--inline-bytes N] [--background]``.
 
-    (and the hidden ``--lock-fd N`` a hook passes to the background import it starts)
-
-    Returns None for anything else (help, unknown options), which click handles.
+    (and the hidden ``--lock-fd N`` a hook passes to the background import it
+    starts). None for anything else (help, unknown options), which click
+    handles. Shared with the hook server, which parses what clients send.
     """
-    from pathlib import Path
-
     home: str | None = None
     if args[:1] == ["--home"] and len(args) >= 3:
         home, args = args[1], args[2:]
@@ -82,7 +87,28 @@ def _fast_hook(args: list[str]) -> int | None:
             lock_fd = int(rest.pop(0))
         else:
             return None
+    return home, event, client, inline_bytes, background, lock_fd
+
+
+def _fast_hook(args: list[str]) -> int | None:
+    """Run a hook (see ``hook_args``) without click: on the home's server, else inline.
+
+    Returns None for anything that is not a hook.
+    """
+    parsed = hook_args(args)
+    if parsed is None:
+        return None
+    home, background = parsed[0], parsed[4]
+    start_server = False
+    stdin: bytes | None = None
     if not background:
+        # A background import holds a lock passed by descriptor: it stays here.
+        from lossless.hook_server import client as server_client
+
+        served = server_client.serve(args, home)
+        if not isinstance(served, server_client.Fallback):
+            return served
+        start_server, stdin = served.start, served.stdin
         # A hook process lives for one turn's delta, and most of what it
         # allocates is the modules it imports, which stay alive: the cyclic
         # collector would run ~40 times (a few ms) to free almost nothing.
@@ -96,19 +122,39 @@ def _fast_hook(args: list[str]) -> int | None:
     # the methods of its records), kept from the last hook.
     regex_cache.install()
     dataclass_cache.install()
-    from lossless import hooks
-
-    code = hooks.main(
-        hooks.canonical_event(event),
-        home=Path(home) if home else None,
-        client=client,
-        inline_bytes=hooks.DEFAULT_INLINE_BYTES if inline_bytes is None else inline_bytes,
-        background=background,
-        lock_fd=lock_fd,
-    )
+    code = run_hook(parsed, stdin=stdin, start_server=start_server)
     regex_cache.keep()
     dataclass_cache.keep()
     return code
+
+
+def run_hook(
+    parsed: HookArgs,
+    *,
+    stdin: bytes | None = None,
+    stdout: IO[str] | None = None,
+    start_server: bool = False,
+    note: str = "",
+) -> int:
+    """Run the parsed hook in this process (inline, or inside the hook server)."""
+    import io
+    from pathlib import Path
+
+    from lossless import hooks
+
+    home, event, client, inline_bytes, background, lock_fd = parsed
+    return hooks.main(
+        hooks.canonical_event(event),
+        home=Path(home) if home else None,
+        client=client,
+        stdin=None if stdin is None else io.BytesIO(stdin),
+        stdout=stdout,
+        inline_bytes=hooks.DEFAULT_INLINE_BYTES if inline_bytes is None else inline_bytes,
+        background=background,
+        lock_fd=lock_fd,
+        start_server=start_server,
+        note=note,
+    )
 
 
 def _fast_mcp(args: list[str]) -> bool:
