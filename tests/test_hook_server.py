@@ -9,6 +9,7 @@ install, turned off) must leave the hook to run inline.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -538,3 +539,83 @@ def test_code_identity_sees_files_added_replaced_and_edited(tmp_path: Path) -> N
     shutil.copy(root / "sub" / "mod.py", root / "mod.tmp")
     os.replace(root / "mod.tmp", root / "sub" / "mod.py")
     assert identity.quick_change()
+
+
+# --------------------------------------------------------------------------- lean client
+
+# What `lcm hook` may load beyond the interpreter's own start when a server
+# answers: this package's client and wire format, nothing that builds the
+# store, the engine, the configuration or redaction.
+CLIENT_MAY_IMPORT = {
+    "lossless",
+    "lossless.cli",
+    "lossless.hook_server",
+    "lossless.hook_server.client",
+    "lossless.hook_server.invocation",
+    "lossless.hook_server.wire",
+    "_socket",
+}
+# Standard library modules the client path must not need (each costs a hook
+# start-up time the server exists to save).
+CLIENT_MUST_NOT_IMPORT = (
+    "typing",
+    "re",
+    "enum",
+    "json",
+    "socket",
+    "selectors",
+    "dataclasses",
+    "pathlib",
+    "sqlite3",
+    "hashlib",
+    "functools",
+)
+
+_MODULES_AFTER_CLIENT = """
+import sys
+before = set(sys.modules)
+from lossless.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+loaded = sorted(set(sys.modules) - before)
+sys.stderr.write(repr(loaded))
+"""
+
+
+@pytest.mark.parametrize("event", ["Stop", "UserPromptSubmit", "PostToolUse"])
+def test_the_client_path_stays_lean(tmp_path: Path, serving: Path, event: str) -> None:
+    transcript = tmp_path / "project" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    start_server(serving, transcript)
+    claude_turn(transcript, SESSION, 2)
+    payload = claude_payload(event, transcript, SESSION, prompt="what did we deploy?")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _MODULES_AFTER_CLIENT,
+            "--home",
+            str(serving),
+            "hook",
+            event,
+            "--client",
+            "claude-code",
+        ],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert served(log_lines(serving)[-1]), log_lines(serving)[-1]
+    loaded = set(ast.literal_eval(done.stderr.decode()))
+    ours = {name for name in loaded if name.startswith("lossless")}
+    assert ours <= CLIENT_MAY_IMPORT, sorted(ours - CLIENT_MAY_IMPORT)
+    heavy = sorted(
+        name
+        for name in loaded
+        for banned in CLIENT_MUST_NOT_IMPORT
+        if name == banned or name.startswith(banned + ".")
+    )
+    assert heavy == [], f"the hook client imported {heavy}"

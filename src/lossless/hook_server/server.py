@@ -43,8 +43,8 @@ from lossless.hook_server.identity import CodeIdentity
 from lossless.process import FileLock
 
 if TYPE_CHECKING:
-    from lossless.cli import HookArgs
     from lossless.config import Config
+    from lossless.hook_server.invocation import HookArgs
 
 # How often an idle server looks at its socket, home, code and config.
 WAKE_S = 1.0
@@ -72,7 +72,8 @@ WARM_MODULES = (
     "lossless.logfile",
     "lossless.worker",
     "lossless.size_cap",
-    "lossless.cli",
+    "lossless.hook_server.invocation",
+    "lossless.hook_server.control",
 )
 
 
@@ -361,7 +362,7 @@ class HookServer:
             self._decline(conn, "off")
             return
         args = [os.fsdecode(a) for a in argv.split(b"\0")] if argv else []
-        from lossless.cli import hook_args
+        from lossless.hook_server.invocation import hook_args
 
         parsed = hook_args(list(args))
         if parsed is None or parsed[4]:
@@ -449,7 +450,7 @@ def _replace_environ(env: dict[str, str]) -> None:
 
 def _run(parsed: HookArgs, stdin: bytes) -> tuple[int, str, str]:
     """Run one hook as ``lcm hook`` inline would; (exit code, stdout, stderr)."""
-    from lossless.cli import run_hook
+    from lossless.hook_server.invocation import run_hook
 
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdout, sys.stderr

@@ -34,6 +34,8 @@ from lossless.hooks.replayed import last_injected, only_new, remember_injected, 
 from lossless.offline_capture import capture_offline, deliver_outbox
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
@@ -59,7 +61,7 @@ def main(
     inline_bytes: int | None = DEFAULT_INLINE_BYTES,
     background: bool = False,
     lock_fd: int | None = None,
-    start_server: bool = False,
+    start_server: Callable[[Config], int | None] | None = None,
     note: str = "",
 ) -> int:
     """Run one hook from the command line. Always returns 0.
@@ -68,8 +70,9 @@ def main(
     backlog (see ``DEFAULT_INLINE_BYTES``; None: never defer); ``lock_fd`` is
     the session's background-import lock, already taken by that hook and
     inherited. ``start_server``: the hook runs inline because the home has
-    no hook server; start one for the next hook (``lossless.hook_server``)
-    unless ``hooks.server`` is off. ``note`` goes into the log line.
+    no hook server; this starts one for the next hook
+    (``lossless.hook_server.control.start_detached``) unless ``hooks.server``
+    is off. ``note`` goes into the log line.
 
     Never raises, never writes anything but the event's JSON answer to
     stdout: a hook's job is to stay out of the way.
@@ -104,10 +107,8 @@ def main(
             out.write(outcome.output)
             out.flush()
         notes = outcome.notes + [f"config: {p.describe()}" for p in config.problems]
-        if start_server and config.hooks_server:
-            from lossless.hook_server.control import start_detached
-
-            pid = start_detached(config)
+        if start_server is not None and config.hooks_server:
+            pid = start_server(config)
             if pid is not None:
                 notes.append(f"started hook server {pid}")
         if note:
