@@ -173,8 +173,10 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
     lcm_expand_query and lcm_status read history; lcm_store keeps a durable
     memory for the project; lcm_llm_map and lcm_agentic_map start a job over
     many items and lcm_job follows it. They see the current project's sessions unless
-    asked for all projects. initialize is answered at once, before the SDK
-    loads; the server exits when its client closes stdin or goes away.
+    asked for all projects. initialize, the tool list and the read-only tools
+    are answered without loading the MCP SDK, which loads only for a call that
+    needs it (lcm_store, lcm_expand_query, the map tools); the server exits
+    when its client closes stdin or goes away.
     Needs the MCP SDK:
 
     \b
