@@ -387,12 +387,20 @@ def uninstall(
 
     Only entries that run `lcm hook` / `lcm mcp` (and, for Codex, the block
     between lossless's markers in config.toml) are removed; a file left empty
-    that lossless created is deleted. Stored history is not touched.
+    that lossless created is deleted; the hook server stops. Stored history is
+    not touched.
     """
     plan = _plan(ctx, "uninstall", client, scope, project_dir)
     if not dry_run:
         plan.apply()
     _report(plan, dry_run, as_json)
+    if not dry_run:
+        from lossless.hook_server.control import stop
+
+        # Hooks still installed elsewhere start a new one at their next run.
+        stopped = stop(state_of(ctx).config(lenient=True).home)
+        if stopped is not None and not as_json:
+            click.echo(f"stopped the hook server (pid {stopped})")
 
 
 @cli.command()
