@@ -145,6 +145,49 @@ class StoreConformance:
         assert [m.content for m in again.inserted] == ["c"]
         assert store.messages.count(cid) == 3
 
+    def test_a_batch_with_repeats_keeps_each_first_and_its_parts_and_lines(
+        self, store: Store
+    ) -> None:
+        # The batch is written with one statement per table: a message skipped
+        # in its middle must not shift the parts or lines of those after it.
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("old", "k0")])
+
+        def with_lines(text: str, key: str | None) -> NewMessage:
+            line = NewNativeRecord(f"n-{text}", "message", f'{{"text": "{text}"}}', "/t.jsonl")
+            return NewMessage(
+                role="user",
+                content=text,
+                ingest_key=key,
+                parts=(NewPart(kind="text", text=f"part of {text}"),),
+                native_records=() if key is None else (line,),
+            )
+
+        batch = [
+            with_lines("a", "k1"),
+            with_lines("stored before", "k0"),
+            with_lines("b", None),
+            with_lines("a again", "k1"),
+            with_lines("c", "k2"),
+            with_lines("d", None),
+        ]
+        result = store.messages.append(cid, batch)
+        assert result.skipped == 2
+        assert [m.content for m in result.inserted] == ["a", "b", "c", "d"]
+        assert [m.seq for m in result.inserted] == [1, 2, 3, 4]
+        assert len({m.id for m in result.inserted}) == 4
+        listed = store.messages.list(cid)
+        assert [(m.id, m.content) for m in listed[1:]] == [
+            (m.id, m.content) for m in result.inserted
+        ]
+        parts = store.messages.parts([m.id for m in result.inserted])
+        for m in result.inserted:
+            assert [p.text for p in parts[m.id]] == [f"part of {m.content}"]
+        lines = {r.message_id: r.raw for r in store.messages.native_records(cid)}
+        for m in result.inserted:
+            if m.ingest_key is not None:
+                assert lines[m.id] == f'{{"text": "{m.content}"}}'
+
     def test_content_round_trips_byte_exact(self, store: Store) -> None:
         cid = self.conv(store)
         samples = [
@@ -809,6 +852,95 @@ class StoreConformance:
         assert store.conversations.overview([]) == {}
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(o.messages for o in store.conversations.overview(many).values()) == 5
+
+    def test_listing_of_conversations(self, store: Store) -> None:
+        a, b, empty = self.conv(store, "a"), self.conv(store, "b"), self.conv(store, "e")
+        done = store.messages.append(
+            a,
+            [
+                msg(f"message {i} " * (i + 1), f"a{i}", at=f"2026-01-0{i + 1}T00:00:00.000Z")
+                for i in range(6)
+            ],
+        )
+        store.context.append_messages(a, done.inserted)
+        listed = store.messages.list(a)
+        leaves = []
+        for first in (0, 2):
+            leaf = store.summaries.create(
+                NewSummary(
+                    a,
+                    "leaf",
+                    0,
+                    f"leaf {first}",
+                    3,
+                    listed[first].created_at,
+                    listed[first + 1].created_at,
+                    2,
+                    listed[first].token_count + listed[first + 1].token_count,
+                ),
+                message_ids=[listed[first].id, listed[first + 1].id],
+            )
+            leaves.append(leaf)
+        # Leaves cover messages 0-1 and 2-3; the first pair is condensed above them.
+        store.context.replace_range(a, 2, 3, leaves[1])
+        condensed = store.summaries.create(
+            NewSummary(
+                a,
+                "condensed",
+                1,
+                "condensed",
+                2,
+                leaves[0].earliest_at,
+                leaves[0].latest_at,
+                2,
+                leaves[0].source_token_count,
+            ),
+            source_summary_ids=[leaves[0].id],
+        )
+        store.context.replace_range(a, 0, 1, condensed)
+        store.messages.append(b, [msg("only one", "b0", at="2026-02-01T00:00:00.000Z")])
+
+        found = store.conversations.listing([a, b, empty, 999_999])
+        assert set(found) == {a, b, empty, 999_999}
+        first = found[a]
+        items = store.context.list(a)
+        assert first.messages == 6
+        assert first.last_activity == "2026-01-06T00:00:00.000Z"
+        assert first.summaries_by_depth == {0: 2, 1: 1}
+        assert first.context_items == len(items) == 4
+        assert first.context_tokens == store.context.token_total(a)
+        assert first.raw_in_context == 2
+        # What the context stands for: every message's tokens, through the DAG.
+        assert first.history_tokens == sum(m.token_count for m in listed)
+        assert found[b].messages == 1 and found[b].summaries_by_depth == {}
+        assert found[b].last_activity == "2026-02-01T00:00:00.000Z"
+        assert found[b].context_items == 0 and found[b].history_tokens == 0
+        assert found[empty] == found[999_999]
+        assert found[empty].messages == 0 and found[empty].last_activity is None
+        assert store.conversations.listing([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(o.messages for o in store.conversations.listing(many).values()) == 7
+
+        last = store.conversations.last_activity([b, a, empty, 999_999])
+        assert last == {
+            b: "2026-02-01T00:00:00.000Z",
+            a: "2026-01-06T00:00:00.000Z",
+            empty: None,
+            999_999: None,
+        }
+        assert store.conversations.last_activity([]) == {}
+        assert len(store.conversations.last_activity(many)) == len(many)
+
+        # The high water mark moves with every message added, anywhere.
+        before = store.messages.high_water()
+        assert before == max(m.id for m in store.messages.list(a) + store.messages.list(b))
+        store.messages.append(empty, [msg("late", "e0")])
+        assert store.messages.high_water() > before
+
+        # The context's summaries, in context order, without its raw items.
+        assert [s.id for s in store.context.summaries(a)] == [condensed.id, leaves[1].id]
+        assert store.context.summaries(a)[0] == store.summaries.get(condensed.id)
+        assert store.context.summaries(b) == [] and store.context.summaries(999_999) == []
 
     def test_summaries_by_escalation_level(self, store: Store) -> None:
         assert store.summaries.escalation().levels == {}
