@@ -186,8 +186,6 @@ class VectorConformance:
             (1, ids[1]),
             (2, ids[2]),
         ]
-        assert store.vectors.neighbourhoods(M, [ids[2]], before=0, after=0) == {
-            ids[2]: [around[2]]
-        }
+        assert store.vectors.neighbourhoods(M, [ids[2]], before=0, after=0) == {ids[2]: [around[2]]}
         assert store.vectors.neighbourhoods("other", [ids[2]], before=2, after=2) == {}
         assert store.vectors.neighbourhoods(M, [], before=2, after=2) == {}

@@ -352,9 +352,7 @@ def _semantic(
     for key, cosine in cosines.items():
         found[key].cosine = cosine
     # Below the floor a vector is no reason to show an item, nor to say it matched by meaning.
-    too_far = [
-        k for k, c in found.items() if c.cosine is None or c.cosine < weights.semantic_floor
-    ]
+    too_far = [k for k, c in found.items() if c.cosine is None or c.cosine < weights.semantic_floor]
     for far in too_far:
         if found[far].from_text:
             found[far].from_vector = False

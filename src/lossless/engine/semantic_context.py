@@ -30,7 +30,6 @@ from typing import Any
 
 from lossless.store.contract import MessageNeighbour
 
-
 # A turn lifted by a neighbour's match stays this far below that neighbour.
 LEND_MARGIN = 0.002
 
