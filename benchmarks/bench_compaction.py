@@ -9,8 +9,10 @@ Three measurements (issue 3, Benchmarks):
   compacted per second, wall and CPU.
 - ``assemble``: ``Engine.assemble`` of that conversation at a 128k budget,
   p50/p95 over ``--assemble-runs`` calls, before compaction (100,000 raw
-  context items) and after; the peak RSS of ``lcm context`` (a fresh
-  interpreter) on each.
+  context items) and after; its floor in the same run (the store reads an
+  assembly of that many items cannot skip: the newest items, their
+  messages and parts, CPU per call); the peak RSS of ``lcm context`` (a
+  fresh interpreter) on each.
 - ``extractive``: the same stored conversation swept by the default
   extractive summarizer (offline compaction as users run it), next to the
   zero-cost sweep of the same run (the engine's own floor): messages per
@@ -109,8 +111,23 @@ def time_assemble(engine: Engine, conversation_id: int, runs: int) -> list[objec
         common.percentile(times, 95),
         max(times),
         cpu_ms,
+        reads_floor_ms(engine, conversation_id, len(context.included), runs),
         len(context.included),
     ]
+
+
+def reads_floor_ms(engine: Engine, conversation_id: int, items: int, runs: int) -> float:
+    """CPU ms per call of the store reads alone that an assembly of ``items`` items
+    cannot do without: those newest context items, their messages and parts."""
+    store = engine.store
+    cpu = common.cpu_seconds()
+    for _ in range(runs):
+        newest = store.context.newest(conversation_id, limit=max(1, items))
+        ids = [i.message_id for i in newest if i.message_id is not None]
+        store.messages.get_many(ids)
+        if ids:
+            store.messages.parts(ids)
+    return (common.cpu_seconds() - cpu) * 1000 / runs
 
 
 def context_peak_rss(home: Path, conversation_id: int) -> float:
@@ -140,6 +157,7 @@ ASSEMBLE_HEADERS = [
     "p95 ms",
     "max ms",
     "cpu ms/call",
+    "floor: reads cpu ms",
     "items out",
     "lcm context peak RSS MiB",
     "target p50",
