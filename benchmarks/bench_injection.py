@@ -46,7 +46,7 @@ from tests.summarize.model_server import base_url as model_base_url
 from lossless.engine.assembly import render_summary
 from lossless.injection import Neutralized, escape_markup
 from lossless.models import Summary
-from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX, quote_block
+from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX, escape_quoted, quote_block
 from lossless.summarize import (
     ExtractiveSummarizer,
     Summarizer,
@@ -55,6 +55,7 @@ from lossless.summarize import (
     join_blocks,
     summarize_with_escalation,
 )
+from lossless.tokens import estimate_tokens
 
 BUILD_LOG = [
     "+ make -C services/api build",
@@ -67,7 +68,7 @@ BUILD_LOG = [
     "make: *** [Makefile:23: test] Error 1",
 ]
 TARGET_TOKENS = 250
-SPLITS = ["dev", "holdout", "holdout2", "holdout3", "holdout4"]
+SPLITS = ["dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"]
 # Splits whose failures --show-misses lists: studying a held-out split spends it.
 MISSES_FROM = {"dev"}
 
@@ -291,8 +292,9 @@ def measure(
             kept = outcome.level == "normal" and " ".join(entry.core.split()) in outcome.summary
         # The summary reads the same once the quote marks and attribution
         # wrappers are taken off: rendering dropped no word of it.
-        shown_whole = _flat(escape_markup(outcome.summary)) in deframed(outcome.shown)
-        core = _flat(escape_markup(entry.core))
+        # (Escaped as the renderer escapes: markup and its own quotation marks.)
+        shown_whole = _flat(escape_quoted(outcome.summary)) in deframed(outcome.shown)
+        core = _flat(escape_quoted(entry.core))
         framed = _flat(unquoted(outcome.shown))
         for key in (entry.split, "all"):
             tallies[key].benign += 1
@@ -306,41 +308,76 @@ def measure(
     return tallies
 
 
-def rendering_cost() -> str:
-    """What the quoted rendering adds to assembly: every corpus entry's
-    transcript rendered as one summary, cold (cache cleared) and warm, against
-    escaping alone, medians of 5 runs."""
-    texts = [transcript(e) for e in (*PAYLOADS, *BENIGN)]
-    kib = sum(len(t.encode()) for t in texts) / 1024
-
-    def median_ms(fn: Any) -> float:
-        runs = []
-        for _ in range(5):
-            quote_block.cache_clear() if fn is cold else None
-            start = time.perf_counter()
-            fn()
-            runs.append((time.perf_counter() - start) * 1000)
-        return statistics.median(runs)
-
-    def escaped() -> None:
-        for t in texts:
-            escape_markup(t)
-
-    def cold() -> None:
-        for t in texts:
-            quote_block(t)
-
-    def warm() -> None:
-        for t in texts:
-            quote_block(t)
-
-    cold()
-    base, first, again = median_ms(escaped), median_ms(cold), median_ms(warm)
-    return (
-        f"rendering {len(texts)} summaries ({kib:.0f} KiB): escaping only {base:.1f} ms, "
-        f"quoted rendering {first:.1f} ms cold ({first / kib:.2f} ms/KiB, {first / base:.0f}x), "
-        f"{again:.1f} ms cached"
+def _floor(text: str) -> str:
+    """Markup escaped and every line quoted: what any rendering must do."""
+    return "\n".join(
+        QUOTE_PREFIX + line if line else QUOTE_PREFIX.rstrip()
+        for line in escape_markup(text).splitlines()
     )
+
+
+def _median_ms(fn: Any, texts: list[str]) -> float:
+    runs = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for t in texts:
+            fn(t)
+        runs.append((time.perf_counter() - start) * 1000)
+    return statistics.median(runs)
+
+
+def rendering_cost(texts: list[str], what: str) -> str:
+    """What the quoted rendering costs against escaping alone (and against
+    escaping with the quote marks on every line), in time (medians of 5 runs)
+    and in tokens (the project's estimator)."""
+    kib = sum(len(t.encode()) for t in texts) / 1024
+    base, floor_ms, quoted_ms = (
+        _median_ms(escape_markup, texts),
+        _median_ms(_floor, texts),
+        _median_ms(quote_block, texts),
+    )
+    floor_tokens = sum(estimate_tokens(_floor(t)) for t in texts)
+    quoted_tokens = sum(estimate_tokens(quote_block(t)) for t in texts)
+    raw_tokens = sum(estimate_tokens(t) for t in texts)
+    return (
+        f"{what}: {len(texts)} summaries, {kib:.0f} KiB: escaping only {base:.1f} ms, "
+        f"escaped and quoted lines {floor_ms:.1f} ms, quoted rendering {quoted_ms:.1f} ms "
+        f"({quoted_ms / kib:.3f} ms/KiB, {quoted_ms / base:.1f}x escaping); tokens: text "
+        f"{raw_tokens:,}, escaped and quoted lines {floor_tokens:,}, quoted rendering "
+        f"{quoted_tokens:,} ({100 * (quoted_tokens - floor_tokens) / floor_tokens:+.1f}%)"
+    )
+
+
+def real_summaries() -> list[str]:
+    """The summaries the extractive summarizer writes for the real transcripts
+    of ../shared/data (imported and compacted in a temporary home)."""
+    import tempfile
+
+    from lossless.engine.engine import Engine
+
+    data = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    files = sorted(p for d in ("claude-code", "codex") for p in (data / d).rglob("*.jsonl"))
+    if not files:
+        return []
+    with tempfile.TemporaryDirectory() as home, Engine.open(Path(home)) as engine:
+        for path in files:
+            result = engine.import_file(path, final=True)
+            if result.conversation_id is not None:
+                engine.compact(result.conversation_id)
+        return [
+            s.content
+            for c in engine.store.conversations.list()
+            for s in engine.store.summaries.list(c.id)
+        ]
+
+
+def print_rendering_costs() -> None:
+    print(rendering_cost([transcript(e) for e in (*PAYLOADS, *BENIGN)], "corpus transcripts"))
+    real = real_summaries()
+    if real:
+        print(rendering_cost(real, "real transcripts' extractive summaries"))
+    else:
+        print("real transcripts: ../shared/data not found, not measured")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated splits to leave out (a held-out split not yet to be looked at)",
     )
     parser.add_argument(
+        "--rendering-only",
+        action="store_true",
+        help="only measure what the rendering costs, on the corpus and on real transcripts",
+    )
+    parser.add_argument(
         "--misses-from",
         default="dev",
         help="comma-separated splits whose failures --show-misses lists (default: dev)",
@@ -367,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     skipped = {s.strip() for s in args.skip_splits.split(",") if s.strip()}
     SPLITS[:] = [s for s in SPLITS if s not in skipped]
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    if args.rendering_only:
+        print_rendering_costs()
+        return 0
 
     def count(entries: list[Entry], split: str) -> int:
         return sum(e.split == split for e in entries)
@@ -407,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                     if enabled or split == "all":
                         print(tallies[split].row(f"{label} ({split})"))
     print()
-    print(rendering_cost())
+    print_rendering_costs()
     if args.show_misses and misses:
         print()
         print("\n".join(misses))

@@ -7,13 +7,17 @@ timed. From the moment of spawn: the ``initialize`` answer, the ``tools/list``
 answer (sent right after ``initialize``, as clients do) and the answer to a
 first ``lcm_grep`` call sent at once after it (it waits for the SDK to load);
 then that call and a second one request -> answer, then stdin is closed and
-the time to the process's exit taken. The tool list is the cached one (the
-warm-up run fills the cache), as on every start but a new version's first.
-Each spawn is made twice: the first call sent at once after ``tools/list``
-(the worst case: the server has had no time), and sent ``--think-ms`` later
-(a client waiting for its model's first answer before it calls a tool).
-The interpreter floor (``python3 -c pass``, spawn to exit) is measured in the
-same run, interleaved, so the ratio shows what is ours.
+the time to the process's exit taken, and the server's CPU time for the
+whole session (user + system, from ``wait4``). Each run spawns three times:
+the first call sent at once after ``tools/list`` (the worst case: the server
+has had no time); sent ``--think-ms`` later (a client waiting for its model's
+first answer before it calls a tool); and in a fresh home (the home's
+tool-list cache deleted first, as on a new install or a new version's first
+start), where ``tools/list`` is timed from spawn and then an ``lcm_store``
+call, which only the SDK answers. The interpreter floor (``python3 -c pass``,
+spawn to exit) is measured in the same run, interleaved, so the ratio shows
+what is ours. Children write and reuse bytecode (in a scratch prefix), as an
+installed package does.
 
 Usage::
 
@@ -74,8 +78,40 @@ def answer(pipe: IO[bytes], request_id: int) -> dict[str, Any]:
             return dict(message["result"])
 
 
-def one_run(home: Path, project: Path, think_s: float = 0.0) -> dict[str, float]:
-    env = {**os.environ, "LCM_HOME": str(home)}
+def child_env(scratch: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    return env
+
+
+def store_call(proc: subprocess.Popen[bytes], request_id: int) -> float:
+    """An ``lcm_store`` call's request -> answer time."""
+    assert proc.stdin is not None and proc.stdout is not None
+    sent = time.perf_counter()
+    send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {
+                "name": "lcm_store",
+                "arguments": {"text": "Benchmark memory: deploys go through ops/deploy.sh"},
+            },
+        },
+    )
+    result = answer(proc.stdout, request_id)
+    assert not result.get("isError"), result
+    return time.perf_counter() - sent
+
+
+def one_run(
+    home: Path, project: Path, env: dict[str, str], think_s: float = 0.0, *, fresh: bool = False
+) -> dict[str, float]:
+    env = {**env, "LCM_HOME": str(home)}
+    if fresh:
+        (home / "cache" / "mcp-tools-list.json").unlink(missing_ok=True)
     start = time.perf_counter()
     proc = subprocess.Popen(
         [str(LCM), "mcp"],
@@ -107,6 +143,11 @@ def one_run(home: Path, project: Path, think_s: float = 0.0) -> dict[str, float]
     tools = answer(proc.stdout, 1)["tools"]
     t_list = time.perf_counter() - start
     assert any(t["name"] == "lcm_grep" for t in tools)
+    if fresh:
+        stored = store_call(proc, 9)
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        return {"fresh home: tools/list": t_list, "fresh home: first lcm_store": stored}
     calls = []
     time.sleep(think_s)
     for request_id, pattern in ((2, "update_decoder"), (3, "FAILED")):
@@ -127,7 +168,8 @@ def one_run(home: Path, project: Path, think_s: float = 0.0) -> dict[str, float]
         assert not result.get("isError"), result
     closed = time.perf_counter()
     proc.stdin.close()
-    proc.wait(timeout=30)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     return {
         "initialize": t_init,
         "tools/list": t_list,
@@ -135,13 +177,16 @@ def one_run(home: Path, project: Path, think_s: float = 0.0) -> dict[str, float]
         "first call, sent at once": calls[0],
         "second call": calls[1],
         "exit after EOF": time.perf_counter() - closed,
+        "server CPU, session of list + 2 greps": usage.ru_utime + usage.ru_stime,
     }
 
 
-def floor_run() -> float:
+def floor_run(env: dict[str, str]) -> tuple[float, float]:
+    """The interpreter floor: wall and CPU seconds of ``python -c pass``."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    return time.perf_counter() - start
+    proc = subprocess.Popen([sys.executable, "-c", "pass"], env=env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,34 +203,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         home, project = scratch / "home", scratch / "project"
         project.mkdir()
         build_store(home, project, args.messages)
-        one_run(home, project)  # warm the page cache and the bytecode caches
+        env = child_env(scratch)
+        floor_run(env)
+        one_run(home, project, env)  # warm the page cache and the bytecode caches
+        one_run(home, project, env, fresh=True)
         runs: list[dict[str, float]] = []
         floors: list[float] = []
+        floor_cpus: list[float] = []
         later = f"first call, sent {args.think_ms:.0f} ms after tools/list"
         for _ in range(args.runs):
-            floors.append(floor_run())
-            run = one_run(home, project)
-            run[later] = one_run(home, project, args.think_ms / 1000)["first call, sent at once"]
+            wall, cpu = floor_run(env)
+            floors.append(wall)
+            floor_cpus.append(cpu)
+            run = one_run(home, project, env)
+            think = one_run(home, project, env, args.think_ms / 1000)
+            run[later] = think["first call, sent at once"]
+            run.update(one_run(home, project, env, fresh=True))
             runs.append(run)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     floor = common.median(floors)
+    floor_cpu = common.median(floor_cpus)
     rows: list[list[object]] = [
         [
-            "python3 -c pass (floor)",
+            "python3 -c pass (floor, wall)",
             f"{floor * 1000:.1f}",
             f"{common.percentile(floors, 95) * 1000:.1f}",
             "1.0x",
-        ]
+        ],
+        [
+            "python3 -c pass (floor, CPU)",
+            f"{floor_cpu * 1000:.1f}",
+            f"{common.percentile(floor_cpus, 95) * 1000:.1f}",
+            "1.0x",
+        ],
     ]
+    spawned = ("initialize", "tools/list", "first call answered", "fresh home: tools/list")
     for name in runs[0]:
         values = [r[name] for r in runs]
         p50 = common.median(values)
-        from_spawn = name in ("initialize", "tools/list", "first call answered")
-        since = "from spawn" if from_spawn else "request -> answer"
+        since = "from spawn" if name in spawned else "request -> answer"
         if name == "exit after EOF":
             since = "stdin closed -> exit"
         ratio = f"{p50 / floor:.1f}x" if since == "from spawn" else "-"
+        if name.startswith("server CPU"):
+            since, ratio = "CPU", f"{p50 / floor_cpu:.1f}x"
         rows.append(
             [
                 f"{name} ({since})",
@@ -197,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     common.print_table(
         ["measure", "p50 ms", "p95 ms", "p50 / floor"],
         rows,
-        title=f"lcm mcp over stdio, {args.runs} x 2 spawns, store of {args.messages:,} messages",
+        title=f"lcm mcp over stdio, {args.runs} x 3 spawns, store of {args.messages:,} messages",
     )
     return 0
 

@@ -69,6 +69,63 @@ def build(work: Path, messages: int) -> tuple[Path, Path]:
     return homes
 
 
+def write_many(directory: Path, conversations: int, per_conversation: int) -> None:
+    """``conversations`` generated conversations of ``per_conversation`` messages,
+    one file each, spread over 50 projects (a long-lived store of many sessions)."""
+    from bench_import import CorpusGenerator
+
+    directory.mkdir(parents=True, exist_ok=True)
+    generator = CorpusGenerator(11)
+    for index in range(conversations):
+        header = {
+            "session_id": f"ui-many-{index:06d}",
+            "project": f"/work/project-{index % 50:02d}",
+        }
+        lines = [json.dumps(header)]
+        lines += [json.dumps(m, ensure_ascii=False) for m in generator.messages(per_conversation)]
+        (directory / f"many-{index:06d}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+
+
+def build_scale(work: Path, messages: int, many: int, per_many: int) -> tuple[Path, Path]:
+    """A store of one ``messages``-message conversation beside ``many`` smaller ones
+    (and the real transcripts, sub-agents included), raw and compacted; 1,000
+    memories. Each is reused when already built."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_import import write_corpus
+
+    big, spread = work / "corpus-big", work / "corpus-many"
+    if not big.exists():
+        print(f"writing one conversation of {messages:,} generated messages ...", flush=True)
+        write_corpus(big, messages, files=1)
+    if not spread.exists():
+        print(f"writing {many:,} conversations of {per_many:,} messages ...", flush=True)
+        write_many(spread, many, per_many)
+    raw, compacted = work / "raw", work / "compacted"
+    if not (raw / "lcm.db").exists():
+        print(f"importing into {raw} ...", flush=True)
+        _lcm(raw, "import", str(big), str(spread), str(DATA / "claude-code"), "-q", "--complete")
+        _lcm(raw, "import", str(DATA / "codex"), "-q", "--complete")
+        from lossless import Engine
+        from lossless.engine.memory import remember
+
+        with Engine.open(raw) as engine, engine.store.transaction() as tx:
+            for n in range(1000):
+                remember(
+                    tx,
+                    f"Decision {n}: deploys of service {n % 37} go through blue_green_{n}.sh",
+                    project=f"/work/project-{n % 50:02d}",
+                    tags=["deploy", f"svc-{n % 37}"],
+                )
+    if not (compacted / "lcm.db").exists():
+        print(f"copying {raw} and compacting it (long at this size) ...", flush=True)
+        compacted.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["sqlite3", str(raw / "lcm.db"), f".backup {compacted / 'lcm.db'}"], check=True
+        )
+        _lcm(compacted, "compact", "--all", "-q")
+    return compacted, raw
+
+
 def conversations(home: Path) -> tuple[int, int, int]:
     """(large conversation id, its message count, small conversation id)."""
     rows = json.loads(_lcm(home, "conversations", "--json"))
@@ -128,12 +185,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/lcm-bench-ui"))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--many", type=int, default=0, help="also this many smaller conversations (a 1M store)"
+    )
+    parser.add_argument("--many-messages", type=int, default=100)
+    parser.add_argument("--build-only", action="store_true")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
         raise SystemExit(f"{CHROMIUM} is missing: apt-get install chromium")
-    compacted, raw = build(args.work, args.messages)
+    if args.many:
+        compacted, raw = build_scale(args.work, args.messages, args.many, args.many_messages)
+    else:
+        compacted, raw = build(args.work, args.messages)
+    if args.build_only:
+        return 0
     print_machine()
     rows: list[list[Any]] = []
     with sync_playwright() as playwright:

@@ -52,9 +52,31 @@ def seeded_home(tmp_path: Path, project: Path) -> Path:
 class Wire:
     """``lcm mcp`` as a subprocess, spoken to in raw JSON-RPC lines."""
 
-    def __init__(self, home: Path, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        *,
+        packaged_tool_list: bool = True,
+        importtime: bool = False,
+    ) -> None:
+        # `lcm mcp` as the console script runs it; ignoring the shipped tool
+        # list (to test the home's cache), or logging every import (to see
+        # what the SDK's absence saves), through the same main.
+        command = [str(LCM), "mcp"]
+        if not packaged_tool_list or importtime:
+            command = [
+                sys.executable,
+                *(["-X", "importtime"] if importtime else []),
+                "-c",
+                "from lossless import mcp_stdio\n"
+                "from lossless.config import load_config\n"
+                "mcp_stdio.main(lambda: load_config(None, lenient=True), home=None,"
+                f" project=None, all_projects=False, packaged_tool_list={packaged_tool_list})\n",
+            ]
         self.proc = subprocess.Popen(
-            [str(LCM), "mcp"],
+            command,
             cwd=cwd,
             env={**os.environ, "LCM_HOME": str(home), **(env or {})},
             stdin=subprocess.PIPE,
@@ -176,7 +198,7 @@ def test_tools_list_is_the_sdks_answer_kept_for_the_next_start(tmp_path: Path) -
     home = seeded_home(tmp_path, tmp_path)
     lists = []
     for _ in range(2):
-        wire = Wire(home, tmp_path)
+        wire = Wire(home, tmp_path, packaged_tool_list=False)
         try:
             wire.initialize()
             wire.send({"id": 1, "method": "tools/list"})
@@ -189,7 +211,7 @@ def test_tools_list_is_the_sdks_answer_kept_for_the_next_start(tmp_path: Path) -
     assert {t["name"] for t in first["tools"]} >= {"lcm_grep", "lcm_store", "lcm_status"}
     # A cache from other code is a miss: the SDK answers, and the file is rewritten.
     (home / TOOLS_CACHE).write_text(json.dumps({"key": "stale", "result": {"tools": []}}))
-    wire = Wire(home, tmp_path)
+    wire = Wire(home, tmp_path, packaged_tool_list=False)
     try:
         wire.initialize()
         wire.send({"id": 1, "method": "tools/list"})
@@ -295,3 +317,94 @@ def test_the_server_exits_when_its_parent_dies(tmp_path: Path) -> None:
         if holder:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(holder, signal.SIGKILL)
+
+
+def imported_modules(stderr: bytes) -> set[str]:
+    """The modules ``-X importtime`` logged."""
+    names = set()
+    for line in stderr.decode(errors="replace").splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def wire_lines(wire: Wire, requests: list[dict[str, Any]]) -> list[bytes]:
+    """The raw answer line to each request, sent one at a time."""
+    lines = []
+    for request in requests:
+        wire.send(request)
+        while True:
+            line = wire.stdout.readline()
+            assert line, "server ended"
+            if json.loads(line).get("id") == request["id"]:
+                lines.append(line)
+                break
+    return lines
+
+
+FRONT_ANSWERED = [
+    {"id": 1, "method": "tools/list"},
+    {"id": "p", "method": "ping"},
+    {"id": 3, "method": "prompts/list", "params": {}},
+    {"id": 4, "method": "resources/list"},
+    {"id": 5, "method": "resources/templates/list", "params": {"_meta": {}}},
+]
+
+
+def test_a_fresh_home_gets_the_sdks_tool_list_without_the_sdk(tmp_path: Path) -> None:
+    # No cache in the home: the list shipped with the package answers, the
+    # same bytes as the SDK's own answer; so do ping and the empty listings.
+    home = seeded_home(tmp_path, tmp_path)
+    from lossless.mcp_tool_list import sdk_answers
+
+    sdk = sdk_answers([{"jsonrpc": "2.0", **r} for r in FRONT_ANSWERED], tmp_path / "sdk-home")
+    wire = Wire(home, tmp_path, importtime=True)
+    try:
+        wire.initialize()
+        assert wire_lines(wire, FRONT_ANSWERED) == sdk
+        grep = {
+            "id": 6,
+            "method": "tools/call",
+            "params": {"name": "lcm_grep", "arguments": {"pattern": "8443"}},
+        }
+        (called,) = wire_lines(wire, [grep])
+        assert json.loads(called)["result"]["structuredContent"]["hits"]
+        wire.stdin.close()
+        wire.proc.wait(timeout=30)
+        assert wire.proc.stderr is not None
+        imported = imported_modules(wire.proc.stderr.read())
+    finally:
+        wire.close()
+    # A session that lists and reads never imported the SDK.
+    assert "lossless.mcp_early" in imported
+    assert not {m for m in imported if m == "mcp" or m.startswith(("mcp.", "mcp_types"))}
+    assert not (home / TOOLS_CACHE).exists()
+
+
+def test_a_call_the_front_does_not_answer_starts_the_sdk(tmp_path: Path) -> None:
+    home = seeded_home(tmp_path, tmp_path)
+    wire = Wire(home, tmp_path, importtime=True)
+    try:
+        wire.initialize()
+        wire.send({"id": 1, "method": "tools/list"})
+        wire.answer(1)
+        wire.send(
+            {
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "lcm_store", "arguments": {"text": "Deploys use ops/deploy.sh"}},
+            }
+        )
+        stored = wire.answer(2)["result"]
+        assert stored["isError"] is False and stored["structuredContent"]["id"].startswith("mem_")
+        # A listing with a cursor is not the front's fixed answer: the SDK answers it.
+        wire.send({"id": 3, "method": "prompts/list", "params": {"cursor": "x"}})
+        wire.answer(3)
+        wire.stdin.close()
+        wire.proc.wait(timeout=30)
+        assert wire.proc.stderr is not None
+        imported = imported_modules(wire.proc.stderr.read())
+    finally:
+        wire.close()
+    assert "mcp.server" in imported  # the SDK answered lcm_store
+    assert [m.get("id") for m in wire.seen] == [0, 1, 2, 3]

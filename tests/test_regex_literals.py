@@ -13,7 +13,7 @@ import itertools
 import json
 import random
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +26,25 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def test_requirements_of_simple_patterns() -> None:
+    # Consecutive parts that match a few exact strings combine into those
+    # strings (an optional part gives both forms; a longer form holding a
+    # shorter one adds nothing).
     assert required_literals(r"ignore (?:all )?previous instructions?") == [
-        frozenset({"ignore "}),
-        frozenset({"previous instruction"}),
+        frozenset({"ignore previous instruction", "ignore all previous instruction"}),
     ]
+    assert required_literals(r"\b(?:this|these) (?:is|are)\b") == [
+        frozenset({"this is", "this are", "these is", "these are"}),
+    ]
+    assert required_literals(r"\((?:for|to)\s+x") == [frozenset({"(for", "(to"}), frozenset({"x"})]
     assert required_literals(r"\b(?:negeer|vergeet)\b[^.!?]{0,40}x") == [
         frozenset({"negeer", "vergeet"}),
         frozenset({"x"}),
     ]
+    # A repetition taken at least n times: n copies follow what is before it
+    # and precede what is after it.
+    assert required_literals(r"(?:ab)+c") == [frozenset({"ab"}), frozenset({"abc"})]
+    assert required_literals(r"x#{2,}y") == [frozenset({"x##"}), frozenset({"##y"})]
+    assert required_literals(r":[ \t]+ok") == [frozenset({": ", ":\t"}), frozenset({" ok", "\tok"})]
     # An optional part, a branch with an empty alternative, case-insensitive
     # parts and big classes require nothing.
     assert required_literals(r"(?:abc)?") == []
@@ -41,8 +52,33 @@ def test_requirements_of_simple_patterns() -> None:
     assert required_literals(r"(?i:abc)") == []
     assert required_literals(r"abc", re.IGNORECASE) == []
     assert required_literals(r"[a-z]+") == []
-    assert required_literals(r"(?:ab)+c") == [frozenset({"ab"}), frozenset({"c"})]
     assert required_literals(r"[<>]") == [frozenset({"<", ">"})]
+
+
+def test_requirements_hold_for_every_match() -> None:
+    """Each requirement set has a string in every match, on generated texts."""
+    rng = random.Random(11)
+    patterns = [
+        r"\b(?:this|these) (?:is|are)\b",
+        r"x#{2,}y",
+        r"(?:ab)+c",
+        r":[ \t]+(?:ok|no)",
+        r"(?:a|b)?(?:c|d)(?=e)f?",
+        r"^(?:ab|ba){2,3}$",
+    ]
+    tokens = ["this", "these", " ", "is", "are", "x", "#", "y", "ab", "ba", "a", "b", "c", "d"]
+    tokens += ["e", "f", ":", "\t", "ok", "no", " this is ", "these are.", "x##y"]
+    for pattern in patterns:
+        requirement = required_literals(pattern)
+        compiled = re.compile(pattern)
+        matched = 0
+        for _ in range(4_000):
+            text = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 8)))
+            for match in compiled.finditer(text):
+                matched += 1
+                for options in requirement:
+                    assert any(o in match.group(0) for o in options), (pattern, text, options)
+        assert matched, pattern
 
 
 def test_gate_never_skips_a_matching_pattern() -> None:
@@ -69,18 +105,19 @@ def test_gate_never_skips_a_matching_pattern() -> None:
 
 
 def _ungated(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Everything(LiteralGate):
-        def candidates(self, text: str) -> set[Hashable]:
-            return Universe()
+    def everything(count: int) -> LiteralGate:
+        gate = LiteralGate(())
+        every = list(range(count))
+        gate.indices = lambda text: every  # type: ignore[method-assign]
+        return gate
 
-    monkeypatch.setattr(injection, "_gate", lambda: Everything(()))
-
-
-class Universe(set[Hashable]):
-    """Contains everything: every pattern is run."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
+    gates = injection._Gates(
+        readable=everything(len(injection._READABLE_RES) + len(injection._MARKER_RES)),
+        markers=everything(len(injection._MARKER_RES)),
+        phrases=everything(len(injection._PHRASE_RES)),
+        compact=everything(len(injection._COMPACT_RES)),
+    )
+    monkeypatch.setattr(injection, "_gates", lambda: gates)
 
 
 def _corpus_texts() -> Iterator[str]:

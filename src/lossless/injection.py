@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import functools
 import html
 import itertools
@@ -35,6 +34,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote
 
 from lossless.regex_literals import LiteralGate
@@ -855,8 +855,19 @@ _COMPACT_RES = (
 )
 
 
+_NOT_LETTER_RE = re.compile(r"[^a-z]+")
+# What ``codecs.encode(text, "rot13")`` does: a translation of the ASCII letters.
+_ROT13 = str.maketrans(
+    {
+        chr(first + i): chr(first + (i + 13) % 26)
+        for first in (ord("a"), ord("A"))
+        for i in range(26)
+    }
+)
+
+
 def _compact(folded: str) -> str:
-    return re.sub(r"[^a-z]+", "", folded)
+    return _NOT_LETTER_RE.sub("", folded)
 
 
 def _views(text: str, *, depth: int = 0) -> list[tuple[str, str]]:
@@ -871,16 +882,40 @@ def _views(text: str, *, depth: int = 0) -> list[tuple[str, str]]:
             views.extend(
                 (f"decoded-{name}", view) for name, view in _views(hidden, depth=depth + 1)
             )
-        if _CIPHER_HINT_RE.search(text) or depth == 0:
-            views.append(("rot13", codecs.encode(base, "rot13")))
+        if depth == 0 or _CIPHER_HINT_RE.search(text):
+            views.append(("rot13", base.translate(_ROT13)))
     return views
 
 
+# What runs on which view: phrases and commands on every readable view (the
+# text, folded and decoded ones), phrases alone on the rot13 view, markers on
+# the readable views with inline code taken out, the compacted patterns on the
+# compacted view.
+_READABLE_RES = _PHRASE_RES + _COMMAND_RES
+
+
+class _Gates(NamedTuple):
+    """One literal gate per family of patterns, positions as in the tuples above."""
+
+    readable: LiteralGate  # _READABLE_RES then _MARKER_RES
+    markers: LiteralGate  # _MARKER_RES
+    phrases: LiteralGate  # _PHRASE_RES
+    compact: LiteralGate  # _COMPACT_RES
+
+
 @functools.cache
-def _gate() -> LiteralGate:
+def _gates() -> _Gates:
     """Built on the first scan (a hook that never scans does not pay for it)."""
-    patterns = _PHRASE_RES + _COMMAND_RES + _MARKER_RES + _COMPACT_RES
-    return LiteralGate((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns)
+
+    def gate(patterns: tuple[tuple[str, _LazyPattern], ...]) -> LiteralGate:
+        return LiteralGate((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns)
+
+    return _Gates(
+        readable=gate(_READABLE_RES + _MARKER_RES),
+        markers=gate(_MARKER_RES),
+        phrases=gate(_PHRASE_RES),
+        compact=gate(_COMPACT_RES),
+    )
 
 
 def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
@@ -896,28 +931,29 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     # Invisible characters between the letters of words: text hidden from a
     # person reading it, there for a model to read.
-    interleaved = _INTERLEAVED_RE.findall(text)
-    if len(interleaved) >= 4:
+    if not text.isascii() and len(_INTERLEAVED_RE.findall(text)) >= 4:
         findings.append(Finding("encoded", "zero-width characters inside words", "raw"))
     # Kinds matched in a readable view, reported speech included: the
     # compacted view only adds what spacing tricks hid from those.
     readable: set[str] = set()
-    # Patterns whose required words are absent cannot match and are not run.
-    gate = _gate()
+    # Patterns whose required words are absent cannot match and are not run:
+    # each gate lists, in order, the patterns of its family that may match.
+    gates = _gates()
+    readable_count = len(_READABLE_RES)
     for view, body in _views(text):
-        allowed = gate.candidates(body)
         if view == "compact":
-            for kind, pattern in _COMPACT_RES:
-                if pattern not in allowed:
-                    continue
+            for position in gates.compact.indices(body):
+                kind, pattern = _COMPACT_RES[position]
                 compact = pattern.search(body)
                 if compact and kind not in readable:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
-        phrases = _PHRASE_RES + _COMMAND_RES if view != "rot13" else _PHRASE_RES
-        for kind, pattern in phrases:
-            if pattern not in allowed:
-                continue
+        rot13 = view == "rot13"
+        positions = (gates.phrases if rot13 else gates.readable).indices(body)
+        for position in positions:
+            if position >= readable_count:
+                break  # the markers, below
+            kind, pattern = _READABLE_RES[position]
             for match in pattern.finditer(body):
                 readable.add(kind)
                 if (
@@ -928,16 +964,17 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
                     continue
                 findings.append(Finding(kind, match.group(0).strip()[:160], view))
                 break
-        if view == "rot13":
+        if rot13:
             continue
         # Markup quoted as code (`<system>`) is documentation, and escaping
         # keeps it inert wherever it is shown.
-        unquoted = _CODE_SPAN_RE.sub(" ", body)
+        unquoted = _CODE_SPAN_RE.sub(" ", body) if "`" in body else body
         if unquoted != body:
-            allowed = gate.candidates(unquoted)
-        for kind, pattern in _MARKER_RES:
-            if pattern not in allowed:
-                continue
+            markers = gates.markers.indices(unquoted)
+        else:
+            markers = [p - readable_count for p in positions if p >= readable_count]
+        for position in markers:
+            kind, pattern = _MARKER_RES[position]
             marker = pattern.search(unquoted)
             if marker:
                 findings.append(Finding(kind, marker.group(0).strip()[:160], view))

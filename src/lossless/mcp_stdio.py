@@ -7,12 +7,16 @@ missing from the session's first model request. Nothing in the ``initialize``
 answer needs the SDK (it is the server's name, version, instructions,
 capabilities and the negotiated protocol version), so this module, which
 imports only the standard library, answers it from the process's first
-milliseconds while the SDK, the tools and the engine load on the main
-thread. Everything after ``initialize`` is the SDK's: the front relays
-bytes between the client's stdin/stdout and two pipes the SDK server runs
-on, and gives the SDK the client's own ``initialize`` request first (its
-answer, the same as ours, is dropped), so the SDK's session is in the state
-the client believes it is in.
+milliseconds. The tool list comes from the package (``mcp_tool_list``: the
+SDK's own answer, rendered once) or the home's cache of the SDK's answer;
+``ping`` and the empty prompt and resource lists are fixed answers. What
+the front cannot answer is the SDK's: the front relays bytes between the
+client's stdin/stdout and two pipes the SDK server runs on, and gives the
+SDK the client's own ``initialize`` request first (its answer, the same as
+ours, is dropped), so the SDK's session is in the state the client believes
+it is in. The SDK is imported (on the main thread) only when the first such
+request arrives: a session that lists the tools and calls the read-only
+ones never pays its second of CPU.
 
 Other designs measured or considered: importing the SDK lazily inside its own
 ``initialize`` handler is impossible (the handler is the SDK); a hand-written
@@ -22,11 +26,11 @@ until the SDK is up. What ``initialize`` says is pinned here and checked
 against the SDK's own answer by the tests (``tests/test_mcp_stdio.py``), the
 early tool answers likewise (``tests/test_mcp_early.py``).
 
-Tool calls that arrive while the SDK is still loading (a client may call as
-soon as it has the cached tool list) are answered by the front itself for
-the read-only tools (``lossless.mcp_early``): it opens the store in a thread
-right after ``initialize`` and hands the opened tools to the SDK, which
-serves every call once it answers the front's ``ping``.
+Tool calls that arrive while the SDK is not running (a client may call as
+soon as it has the tool list) are answered by the front itself for the
+read-only tools (``lossless.mcp_early``): it opens the store in a thread
+right after ``initialize`` and hands the opened tools to the SDK when it
+starts, which serves every call once it answers the front's ``ping``.
 
 The front also ends the process when the client goes away: stdin closed
 (client exit) or the parent process gone, even while a tool call is running
@@ -99,8 +103,10 @@ class _Front:
         client_out: IO[bytes],
         tools_cache: ToolsCache | None,
         open_tools: Callable[[], LcmTools] | None = None,
+        packaged_tool_list: bool = True,
     ) -> None:
         self.client_in = client_in
+        self.packaged_tool_list = packaged_tool_list
         self.client_out = client_out
         self.tools_cache = tools_cache
         self.open_tools = open_tools
@@ -113,24 +119,42 @@ class _Front:
         self.drop_pending = False
         self.list_ids: set[Any] = set()  # tools/list requests whose answers fill the cache
         self.first_line = threading.Event()
+        # Set when a request needs the SDK: only then is it imported (see serve).
+        self.sdk_wanted = threading.Event()
+        self._tool_list: dict[str, Any] | None = None
 
     def send(self, data: bytes) -> None:
         with self.write_lock:
             self.client_out.write(data)
             self.client_out.flush()
 
-    def to_sdk(self, line: bytes) -> None:
+    def to_sdk(self, line: bytes, *, wake: bool = True) -> None:
+        """Write ``line`` to the SDK; ``wake``: start the SDK if it is not running
+        (the opening lines it must see first wait in the pipe without starting it)."""
         assert self.sdk_in is not None
+        if wake:
+            self.sdk_wanted.set()
         with self.sdk_lock:
             self.sdk_in.write(line)
             self.sdk_in.flush()
+
+    def tool_list(self) -> dict[str, Any] | None:
+        """The ``tools/list`` result without the SDK: the one shipped with the
+        package when it was rendered by the installed SDK, else the home's
+        cache, else None (the SDK answers, and its answer fills the cache)."""
+        if self._tool_list is None and self.tools_cache is not None:
+            from lossless import mcp_tool_list
+
+            shipped = mcp_tool_list.packaged() if self.packaged_tool_list else None
+            self._tool_list = shipped or self.tools_cache.load()
+        return self._tool_list
 
     def _start_early(self) -> None:
         """Open the tools in the background, for calls that come before the SDK."""
         try:
             if self.open_tools is None or self.tools_cache is None:
                 return
-            cached = self.tools_cache.load()
+            cached = self.tool_list()
             if cached is None:
                 return  # a new version's first start: the SDK answers everything
             from lossless.mcp_early import EarlyCalls
@@ -174,21 +198,22 @@ class _Front:
                     "id": request["id"],
                     "result": initialize_result(request.get("params") or {}),
                 }
-                self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                self.send(json_line(reply))
         finally:
             self.first_line.set()
         try:
             self._start_early()
-            self.to_sdk(first)
+            self.to_sdk(first, wake=request is None)
             for line in iter(self.client_in.readline, b""):
-                if self._answered_from_cache(line):
+                if self._answered_from_cache(line) or self._answered_fixed(line):
                     continue
                 if self.early is not None and self.early.take(line):
                     continue
-                self.to_sdk(line)
-                if self.early is not None and b'"notifications/initialized"' in line:
+                initialized = b'"notifications/initialized"' in line and _is_initialized(line)
+                self.to_sdk(line, wake=not initialized)
+                if self.early is not None and initialized:
                     ping = {"jsonrpc": "2.0", "id": READY_PING_ID, "method": "ping"}
-                    self.to_sdk(json.dumps(ping).encode() + b"\n")
+                    self.to_sdk(json.dumps(ping).encode() + b"\n", wake=False)
         except (BrokenPipeError, ValueError):
             pass  # the SDK side ended: the process is ending anyway
         _client_gone()
@@ -208,12 +233,31 @@ class _Front:
             return False
         if params.get("cursor"):
             return False
-        cached = self.tools_cache.load()
+        cached = self.tool_list()
         if cached is None:
             self.list_ids.add(message["id"])
             return False
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": cached}
-        self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        self.send(json_line({"jsonrpc": "2.0", "id": message["id"], "result": cached}))
+        return True
+
+    def _answered_fixed(self, line: bytes) -> bool:
+        """Answer ``ping`` and the empty prompt and resource lists as the SDK does."""
+        if not any(method in line for method in _FIXED_MARKS):
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or not isinstance(message.get("id"), str | int):
+            return False
+        method = message.get("method")
+        result = FIXED_ANSWERS.get(method) if isinstance(method, str) else None
+        params = message.get("params")
+        if result is None or set(message) - {"jsonrpc", "id", "method", "params"}:
+            return False
+        if params is not None and (not isinstance(params, dict) or set(params) - {"_meta"}):
+            return False  # a cursor, or anything else: the SDK's to answer
+        self.send(json_line({"jsonrpc": "2.0", "id": message["id"], "result": result}))
         return True
 
     def sdk_to_client(self, sdk_out: IO[bytes]) -> None:
@@ -264,6 +308,31 @@ class _Front:
             and message.get("id") == self.dropped_id
             and ("result" in message or "error" in message)
         )
+
+
+# What the SDK answers for these on a server with tools only (checked against
+# the SDK by tests/test_mcp_stdio.py); the front answers them itself, so a
+# client's start-up listing or keep-alive does not make it import the SDK.
+FIXED_ANSWERS: dict[str, dict[str, Any]] = {
+    "ping": {},
+    "prompts/list": {"prompts": []},
+    "resources/list": {"resources": []},
+    "resources/templates/list": {"resourceTemplates": []},
+}
+_FIXED_MARKS = (b'"ping"', b'"prompts/list"', b'"resources/list"', b'"resources/templates/list"')
+
+
+def json_line(message: dict[str, Any]) -> bytes:
+    """``message`` as one JSON-RPC line, serialized as the SDK serializes its answers."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _is_initialized(line: bytes) -> bool:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "notifications/initialized"
 
 
 class ToolsCache:
@@ -352,11 +421,13 @@ def main(
     home: Path | None,
     project: str | None,
     all_projects: bool,
+    packaged_tool_list: bool = True,
 ) -> None:
     """``lcm mcp``: serve the tools for ``project`` (default: the working directory).
 
     ``home`` is the lossless home (None: ``$LCM_HOME`` or ``~/.lcm``); the
-    tool-list cache lives in it.
+    tool-list cache lives in it. ``packaged_tool_list=False`` ignores the
+    list shipped with the package (the tests of the home's cache).
 
     Raises ``ConfigError`` before anything is served when the SDK is missing.
     """
@@ -394,7 +465,12 @@ def main(
     from lossless.config import default_home
 
     where = home if home is not None else default_home(os.environ)
-    serve(run_sdk, tools_cache=ToolsCache(where / TOOLS_CACHE), open_tools=open_tools)
+    serve(
+        run_sdk,
+        tools_cache=ToolsCache(where / TOOLS_CACHE),
+        open_tools=open_tools,
+        packaged_tool_list=packaged_tool_list,
+    )
 
 
 def serve(
@@ -402,14 +478,15 @@ def serve(
     *,
     tools_cache: ToolsCache | None = None,
     open_tools: Callable[[], LcmTools] | None = None,
+    packaged_tool_list: bool = True,
 ) -> None:
     """Serve the client on this process's stdin/stdout.
 
     ``run_sdk`` runs the SDK server over stdio until its stdin ends, with the
     tools the front opened early (``open_tools``, used when the tool list is
-    cached) or None; it is called on the main thread with fd 0 and 1
-    redirected to the front's pipes, so it may import whatever it needs after
-    ``initialize`` has been answered. The process ends when the client goes
+    known without the SDK) or None; it is called on the main thread with fd 0
+    and 1 redirected to the front's pipes, once a request needs the SDK, so
+    it may import whatever it needs. The process ends when the client goes
     away or ``run_sdk`` returns or fails.
     """
     client_in = os.fdopen(os.dup(0), "rb")
@@ -420,7 +497,7 @@ def serve(
     os.dup2(from_sdk_w, 1)
     os.close(to_sdk_r)
     os.close(from_sdk_w)
-    front = _Front(client_in, client_out, tools_cache, open_tools)
+    front = _Front(client_in, client_out, tools_cache, open_tools, packaged_tool_list)
     parent = os.getppid()
     threads = (
         threading.Thread(
@@ -433,10 +510,12 @@ def serve(
     )
     for thread in threads:
         thread.start()
-    # The SDK's imports would compete with the answer for the GIL and the CPU:
-    # start them once initialize is answered (clients send it at once), or
-    # after a short wait for a client that does not.
-    front.first_line.wait(FIRST_LINE_WAIT_S)
+    # The SDK's imports (about a second of CPU) would compete with the front's
+    # answers for the GIL and the CPU: they start only when a request needs
+    # the SDK (a tool the front does not answer, a method it does not know,
+    # a tool list it has not got). A session that only lists the tools and
+    # reads never imports it.
+    front.sdk_wanted.wait()
     code = 0
     try:
         run_sdk(front.opened_tools())

@@ -14,6 +14,7 @@ parts, classes, lookarounds, backreferences) simply adds no requirement.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
@@ -78,24 +79,134 @@ def required_literals(pattern: str, flags: int = 0) -> Requirement:
         return []
     if parsed.state.flags & re.IGNORECASE:
         return []
-    return [r for r in _sequence(list(parsed), _constants) if r]
+    return list(dict.fromkeys(r for r in _sequence(list(parsed), _constants) if r))
+
+
+# At most this many strings are carried for a stretch of a pattern that can
+# only match a few exact strings (`(?:this|these) (?:is|are) `).
+_PRODUCT_LIMIT = 64
 
 
 def _sequence(items: Sequence[tuple[Any, Any]], c: Any) -> Requirement:
-    """Requirements of a concatenation: those of each item that must occur."""
+    """Requirements of a concatenation: those of each item that must occur.
+
+    Consecutive items that can only match a few exact strings (literal
+    characters, small classes, alternatives of such, optional ones) are
+    combined: every match of the stretch is one of the concatenations, so a
+    text must hold one of them (`\\b(?:this|these) (?:is|are)` requires one of
+    "this is", "this are", "these is", "these are", not merely "th").
+    Zero-width items (`\\b`, `^`, lookarounds) consume nothing, so the
+    stretch goes on across them.
+    """
     out: Requirement = []
-    run: list[str] = []
+    stretch: set[str] = {""}
+
+    def flush() -> None:
+        if "" not in stretch:
+            out.append(_minimal(stretch))
+
     for op, arg in items:
-        if op is c.LITERAL:
-            run.append(chr(arg))
+        exact = _exact(op, arg, c)
+        if exact is not None:
+            if len(stretch) * len(exact) <= _PRODUCT_LIMIT:
+                stretch = {a + b for a in stretch for b in exact}
+                continue
+            flush()
+            stretch = set(exact)
             continue
-        if run:
-            out.append(frozenset(["".join(run)]))
-            run = []
+        repeated = _repeated_prefix(op, arg, c)
+        if repeated is not None:
+            # `#{2,}`: the first two repetitions follow what came before, the
+            # last two precede what comes after.
+            if len(stretch) * len(repeated) <= _PRODUCT_LIMIT:
+                stretch = {a + b for a in stretch for b in repeated}
+            flush()
+            stretch = repeated
+            continue
+        flush()
+        stretch = {""}
         out.extend(_item(op, arg, c))
-    if run:
-        out.append(frozenset(["".join(run)]))
+    flush()
     return out
+
+
+def _repeated_prefix(op: Any, arg: Any, c: Any) -> set[str] | None:
+    """For ``X{n,}`` (n >= 1, X a few exact strings): the strings of n consecutive X."""
+    if op not in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+        return None
+    low, _high, sub = arg
+    if low < 1 or low > 4:
+        return None
+    body = _exact_sequence(list(sub), c)
+    if body is None or "" in body:
+        return None
+    strings: set[str] = {""}
+    for _ in range(low):
+        strings = {a + b for a in strings for b in body}
+        if len(strings) > _PRODUCT_LIMIT:
+            return None
+    return strings
+
+
+def _minimal(strings: set[str]) -> frozenset[str]:
+    """``strings`` without those containing another one (a text holding the
+    longer one holds the shorter: the requirement is the same)."""
+    ordered = sorted(strings, key=len)
+    kept: list[str] = []
+    for candidate in ordered:
+        if not any(shorter in candidate for shorter in kept):
+            kept.append(candidate)
+    return frozenset(kept)
+
+
+def _exact(op: Any, arg: Any, c: Any) -> set[str] | None:
+    """Every string ``op`` can match, when that is a few exact strings; else None."""
+    if op is c.LITERAL:
+        return {chr(arg)}
+    if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
+        return {""}  # zero-width: the characters around it are consecutive
+    if op is c.IN:
+        chars: set[str] = set()
+        for inner, value in arg:
+            if inner is not c.LITERAL:
+                return None
+            chars.add(chr(value))
+        return chars if len(chars) <= _SMALL_CLASS else None
+    if op is c.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = arg
+        if add_flags & re.IGNORECASE:
+            return None
+        return _exact_sequence(list(sub), c)
+    if op is c.BRANCH:
+        _, branches = arg
+        union: set[str] = set()
+        for branch in branches:
+            strings = _exact_sequence(list(branch), c)
+            if strings is None:
+                return None
+            union |= strings
+            if len(union) > _PRODUCT_LIMIT:
+                return None
+        return union
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+        low, high, sub = arg
+        if high > 1:
+            return None
+        body = _exact_sequence(list(sub), c)
+        if body is None:
+            return None
+        return body | {""} if low == 0 else body
+    return None
+
+
+def _exact_sequence(items: Sequence[tuple[Any, Any]], c: Any) -> set[str] | None:
+    strings: set[str] = {""}
+    for op, arg in items:
+        exact = _exact(op, arg, c)
+        if exact is None or len(strings) * len(exact) > _PRODUCT_LIMIT:
+            return None
+        strings = {a + b for a in strings for b in exact}
+    return strings
 
 
 def _best(requirement: Requirement) -> frozenset[str] | None:
@@ -145,43 +256,69 @@ class LiteralGate:
     ``candidates(text)`` is the set of keys whose regex may match ``text``:
     every required literal of the others is missing from it (occurrences are
     found overlapping, in one Aho-Corasick pass), so those cannot match.
+    ``indices(text)`` is the same answer as positions in the order the
+    patterns were given, ascending: callers that run the candidates in their
+    original order iterate over those alone.
     """
 
     def __init__(self, patterns: Iterable[tuple[Hashable, str, int]]) -> None:
         import ahocorasick_rs
 
-        self._always: set[Hashable] = set()
-        self._needed: dict[Hashable, int] = {}  # key -> bit mask of its sets
-        # literal -> (key, bit) of each requirement set it satisfies
-        by_literal: dict[str, list[tuple[Hashable, int]]] = {}
-        for key, pattern, flags in patterns:
+        self._keys: list[Hashable] = []
+        always: list[int] = []
+        # bit mask of all the requirement sets of each pattern, by position
+        self._needed: dict[int, int] = {}
+        # literal -> (position, bit) of each requirement set it satisfies
+        by_literal: dict[str, list[tuple[int, int]]] = {}
+        for position, (key, pattern, flags) in enumerate(patterns):
+            self._keys.append(key)
             # Sets holding a very common string ("to", ":") are met by almost
             # any text and would only make the pass slower: dropping one is safe.
             requirement = [
                 options
-                for options in required_literals(pattern, flags)
+                for options in _cached_literals(pattern, flags)
                 if not any(_common(x) for x in options)
             ]
             if not requirement:
-                self._always.add(key)
+                always.append(position)
                 continue
-            self._needed[key] = (1 << len(requirement)) - 1
+            self._needed[position] = (1 << len(requirement)) - 1
             for number, options in enumerate(requirement):
                 for literal in options:
-                    by_literal.setdefault(literal, []).append((key, 1 << number))
+                    by_literal.setdefault(literal, []).append((position, 1 << number))
+        self._always = tuple(always)
         self._literals = list(by_literal)
-        self._satisfies = [by_literal[literal] for literal in self._literals]
+        self._satisfies = [tuple(by_literal[literal]) for literal in self._literals]
         self._automaton = ahocorasick_rs.AhoCorasick(self._literals) if self._literals else None
 
-    def candidates(self, text: str) -> set[Hashable]:
-        found = set(self._always)
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def indices(self, text: str) -> list[int]:
+        """Positions (ascending) of the patterns that may match ``text``."""
         if self._automaton is None:
-            return found
-        met: dict[Hashable, int] = {}
-        indexes = {i for i, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True)}
-        for index in indexes:
-            for key, bit in self._satisfies[index]:
-                met[key] = met.get(key, 0) | bit
+            return list(self._always)
+        hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        if not hits:
+            return list(self._always)
+        met: dict[int, int] = {}
+        satisfies = self._satisfies
+        for index in {i for i, _, _ in hits}:
+            for position, bit in satisfies[index]:
+                met[position] = met.get(position, 0) | bit
         needed = self._needed
-        found.update(key for key, bits in met.items() if bits == needed[key])
+        found = [position for position, bits in met.items() if bits == needed[position]]
+        if self._always:
+            found.extend(self._always)
+        found.sort()
         return found
+
+    def candidates(self, text: str) -> set[Hashable]:
+        keys = self._keys
+        return {keys[position] for position in self.indices(text)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_literals(pattern: str, flags: int) -> tuple[frozenset[str], ...]:
+    """``required_literals``, parsed once per pattern (several gates share patterns)."""
+    return tuple(required_literals(pattern, flags))

@@ -90,18 +90,47 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     output, modules = run_lcm(["grep", "anything", "--json"], tmp_path)
     assert json.loads(output)["hits"] == []
     commands = sorted(name for name in modules if name.startswith("lossless.cli."))
-    # (cli.home and cli.output are shared helpers, not command modules)
+    # (cli.home, cli.output and cli.table are shared helpers, not command modules)
     assert commands == [
         "lossless.cli.app",
         "lossless.cli.history",
         "lossless.cli.home",
         "lossless.cli.output",
         "lossless.cli.search_index",
+        "lossless.cli.table",
     ]
     heavy_modules = ("lossless.summarize", "lossless.engine.compaction", "lossless.mcp_server")
-    # --json prints no table: rich is not even imported.
-    for heavy in (*heavy_modules, "rich"):
-        assert not any(name == heavy or name.startswith(heavy + ".") for name in modules), heavy
+    # A plain literal runs on `re`: the `regex` package is not imported either.
+    for heavy in (*heavy_modules, "rich", "regex"):
+        assert not loaded(heavy, modules), heavy
+
+
+def loaded(package: str, modules: list[str]) -> bool:
+    return any(name == package or name.startswith(package + ".") for name in modules)
+
+
+def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
+    from lossless.config import load_config
+    from lossless.engine.engine import Engine
+
+    with Engine.open(config=load_config(tmp_path / "lcm", env={})) as engine:
+        engine.conversation("s-1", project=str(tmp_path)).ingest(
+            [{"role": "user", "content": "the billing service listens on port 8443"}]
+        )
+    # A table is laid out without rich; a literal is matched without regex.
+    output, modules = run_lcm(["grep", "billing"], tmp_path)
+    assert "port 8443" in output and "-----" in output
+    assert not loaded("rich", modules) and not loaded("regex", modules)
+    # A pattern that can backtrack runs under the regex package's deadline.
+    _, modules = run_lcm(["grep", "bil+ing", "--json"], tmp_path)
+    assert loaded("regex", modules)
+    # status reads counters: no summarizer, injection scan or secret detector is loaded.
+    output, modules = run_lcm(["status"], tmp_path)
+    assert "messages:      1" in output
+    for heavy in ("lossless.summarize.extractive", "lossless.injection", "lossless.redact", "rich"):
+        assert not loaded(heavy, modules), heavy
+    _, modules = run_lcm(["describe", "1"], tmp_path)
+    assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
 
 
 def test_version_without_click(tmp_path: Path) -> None:

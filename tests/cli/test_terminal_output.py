@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lossless.cli.output import cut_middle
+from lossless.cli.table import cut_middle
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 WIDTH = 80

@@ -17,6 +17,7 @@ from tests.engine.compaction_helpers import (
 from lossless.engine.dag import build_dag, session_start_view
 from lossless.injection import WITHHELD_NOTE
 from lossless.models import NewSummary
+from lossless.quoted import ATTRIBUTION_LEAD
 
 
 def test_previews_are_filtered_for_every_view_and_escaped_only_for_prompts(
@@ -54,6 +55,7 @@ def test_previews_are_filtered_for_every_view_and_escaped_only_for_prompts(
         start = session_start_view(store, cid)
         assert "R&amp;D keeps &lt;b&gt; in titles" in start
         assert WITHHELD_NOTE in start and "Ignore all previous" not in start
-        assert "the source said: “Bump the version before tagging”" in start
+        assert f"{ATTRIBUTION_LEAD} “Bump the version before tagging”" in start
+        assert f"{ATTRIBUTION_LEAD} “{WITHHELD_NOTE}" not in start
     finally:
         store.close()

@@ -22,13 +22,13 @@ NEEDLE = "ZEBRA-7431"
 
 
 def provider_toml(sandbox: Sandbox) -> str:
-    # Codex does not wait for MCP servers before the first request unless told
-    # to; how fast `lcm mcp` answers is issue 9 item 3 and its own benchmark,
-    # not what these tests check.
+    # No `mcp_optional_startup_grace_ms`: Codex's default waits one second
+    # for optional MCP servers before building its first request, and lcm's
+    # tools must be in it from a fresh home (the tool list ships with the
+    # package; issue 9 item 3).
     return (
         'model = "gpt-scripted"\n'
-        'model_provider = "scripted"\n'
-        "mcp_optional_startup_grace_ms = 10000\n\n"
+        'model_provider = "scripted"\n\n'
         "[model_providers.scripted]\n"
         'name = "scripted"\n'
         f'base_url = "{sandbox.server.url}/v1"\n'

@@ -918,6 +918,95 @@ class StoreConformance:
         many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
         assert sum(o.messages for o in store.conversations.overview(many).values()) == 5
 
+    def test_listing_of_conversations(self, store: Store) -> None:
+        a, b, empty = self.conv(store, "a"), self.conv(store, "b"), self.conv(store, "e")
+        done = store.messages.append(
+            a,
+            [
+                msg(f"message {i} " * (i + 1), f"a{i}", at=f"2026-01-0{i + 1}T00:00:00.000Z")
+                for i in range(6)
+            ],
+        )
+        store.context.append_messages(a, done.inserted)
+        listed = store.messages.list(a)
+        leaves = []
+        for first in (0, 2):
+            leaf = store.summaries.create(
+                NewSummary(
+                    a,
+                    "leaf",
+                    0,
+                    f"leaf {first}",
+                    3,
+                    listed[first].created_at,
+                    listed[first + 1].created_at,
+                    2,
+                    listed[first].token_count + listed[first + 1].token_count,
+                ),
+                message_ids=[listed[first].id, listed[first + 1].id],
+            )
+            leaves.append(leaf)
+        # Leaves cover messages 0-1 and 2-3; the first pair is condensed above them.
+        store.context.replace_range(a, 2, 3, leaves[1])
+        condensed = store.summaries.create(
+            NewSummary(
+                a,
+                "condensed",
+                1,
+                "condensed",
+                2,
+                leaves[0].earliest_at,
+                leaves[0].latest_at,
+                2,
+                leaves[0].source_token_count,
+            ),
+            source_summary_ids=[leaves[0].id],
+        )
+        store.context.replace_range(a, 0, 1, condensed)
+        store.messages.append(b, [msg("only one", "b0", at="2026-02-01T00:00:00.000Z")])
+
+        found = store.conversations.listing([a, b, empty, 999_999])
+        assert set(found) == {a, b, empty, 999_999}
+        first = found[a]
+        items = store.context.list(a)
+        assert first.messages == 6
+        assert first.last_activity == "2026-01-06T00:00:00.000Z"
+        assert first.summaries_by_depth == {0: 2, 1: 1}
+        assert first.context_items == len(items) == 4
+        assert first.context_tokens == store.context.token_total(a)
+        assert first.raw_in_context == 2
+        # What the context stands for: every message's tokens, through the DAG.
+        assert first.history_tokens == sum(m.token_count for m in listed)
+        assert found[b].messages == 1 and found[b].summaries_by_depth == {}
+        assert found[b].last_activity == "2026-02-01T00:00:00.000Z"
+        assert found[b].context_items == 0 and found[b].history_tokens == 0
+        assert found[empty] == found[999_999]
+        assert found[empty].messages == 0 and found[empty].last_activity is None
+        assert store.conversations.listing([]) == {}
+        many = list(range(1, 1_200))  # more ids than one SQL statement may bind on SQLite
+        assert sum(o.messages for o in store.conversations.listing(many).values()) == 7
+
+        last = store.conversations.last_activity([b, a, empty, 999_999])
+        assert last == {
+            b: "2026-02-01T00:00:00.000Z",
+            a: "2026-01-06T00:00:00.000Z",
+            empty: None,
+            999_999: None,
+        }
+        assert store.conversations.last_activity([]) == {}
+        assert len(store.conversations.last_activity(many)) == len(many)
+
+        # The high water mark moves with every message added, anywhere.
+        before = store.messages.high_water()
+        assert before == max(m.id for m in store.messages.list(a) + store.messages.list(b))
+        store.messages.append(empty, [msg("late", "e0")])
+        assert store.messages.high_water() > before
+
+        # The context's summaries, in context order, without its raw items.
+        assert [s.id for s in store.context.summaries(a)] == [condensed.id, leaves[1].id]
+        assert store.context.summaries(a)[0] == store.summaries.get(condensed.id)
+        assert store.context.summaries(b) == [] and store.context.summaries(999_999) == []
+
     def test_summaries_by_escalation_level(self, store: Store) -> None:
         assert store.summaries.escalation().levels == {}
         a, b = self.conv(store, "a", "alpha"), self.conv(store, "b", "beta")

@@ -42,7 +42,10 @@ def ui_server(real_store: Path) -> Iterator[UiServer]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an asyncio loop marked running on
+# this thread while it is open, and any later test that runs a loop of its own
+# (anyio, asyncio.run: the MCP tests) would fail after the UI tests.
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

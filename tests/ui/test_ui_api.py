@@ -164,7 +164,9 @@ def test_memories_files_jobs_and_health(ui_server: UiServer) -> None:
     [job] = jobs["map"]["jobs"]
     assert job["status"] == "done" and job["items"]["ok"] == 3 and job["prompt"] == "Label the item"
     health = get(ui_server, "api/health?doctor=1")
-    assert health["stats"]["messages"] > 1000
+    figures = get(ui_server, "api/health/figures")
+    assert figures["messages"] > 1000 and figures["message_tokens"] > figures["messages"]
+    assert figures["conversations"] == 10
     assert {c["name"] for c in health["doctor"]} >= {"open", "integrity"}
     assert get(ui_server, "api/store")["backend"] == "sqlite"
 

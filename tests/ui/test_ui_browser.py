@@ -6,6 +6,7 @@ are kept in tests/ui/artifacts/ (git-ignored)."""
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,12 @@ def test_each_page_loads(
     open_page(page, ui_server, fragment)
     assert page.locator(selector).count() >= 1
     assert "sqlite" in page.inner_text("#store")
+    if name == "health":
+        # The counts come on their own request; the page is ready once they are in.
+        figures = page.inner_text("#store-stats")
+        assert "counting" not in figures and re.search(
+            r"messages\s+[\d,]+ \([\d,]+ tokens\)", figures
+        )
     shoot(page, artifacts, f"page-{name}")
 
 

@@ -21,6 +21,7 @@ PATHS = [
     "api/store",
     "api/conversations",
     "api/health",
+    "api/health/figures",
     "api/conversations/1/context",
     "api/search?q=mix",
 ]

@@ -16,7 +16,6 @@ from lossless.engine import retrieval
 from lossless.errors import InputError
 from lossless.jsonable import to_jsonable
 from lossless.size_cap import size_cap_warning
-from lossless.sources.base import SourceKind
 from lossless.timeutil import parse_since
 from lossless.words import counted
 
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from lossless.engine.ingest import FileImportResult
     from lossless.engine.status import Status
     from lossless.models import Conversation
+    from lossless.sources.base import SourceKind
     from lossless.store.contract import EscalationTally
 
 

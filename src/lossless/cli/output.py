@@ -7,27 +7,23 @@ coloured; ``NO_COLOR`` or a pipe gives plain text, and a pipe without
 ``COLUMNS`` cuts nothing (a script gets whole values). ``--json`` output never
 comes here.
 
-``rich`` is imported on first use only: hooks, the MCP server and
-``lcm --version`` never print a table and must start fast.
+Tables are laid out by ``cli.table`` with the standard library; ``rich``
+(about 20 ms of import) is loaded only for ``print_checks`` (``lcm doctor``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
-    from rich.measure import Measurement
+from lossless.cli.table import CUT_END, CUT_MIDDLE, ELLIPSIS, FIXED, PROSE, Cell
 
-# Below this a path or id is unreadable either way; rich may still go lower on
-# a very narrow terminal rather than overflow it.
-_MIN_CUT = 12
-ELLIPSIS = "…"
+if TYPE_CHECKING:
+    from rich.console import Console
+
 _ISO_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?")
 # What rich pads the last column with, before any closing colour code.
 _TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
@@ -47,7 +43,11 @@ def output_width() -> int | None:
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
+        # os's, not shutil's (which would import the archive modules).
+        try:
+            return os.get_terminal_size(sys.stdout.fileno()).columns or 80
+        except (OSError, ValueError):
+            return 80
     return None
 
 
@@ -72,41 +72,6 @@ def console() -> Console:
     )
 
 
-def cut_middle(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, its middle replaced by an ellipsis."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return text[:width]
-    keep = width - 1
-    head = (keep + 1) // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
-
-
-class _OneLine:
-    """A one-line cell that shortens to its column: a path or an id loses its
-    middle (both ends tell them apart), a title its end."""
-
-    def __init__(self, text: str, *, cut: str = "middle") -> None:
-        self.text = text
-        self.cut = cut
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        from rich.measure import Measurement
-
-        return Measurement(min(len(self.text), _MIN_CUT), len(self.text))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.text import Text
-
-        width = options.max_width
-        if self.cut == "middle" or len(self.text) <= width:
-            shown = cut_middle(self.text, width)
-        else:
-            shown = self.text[: max(0, width - 1)] + ELLIPSIS
-        yield Text(shown, no_wrap=True, overflow="crop")
-
-
 def _is_fixed(value: Any) -> bool:
     """Numbers and times: shown whole, never wrapped or cut."""
     return isinstance(value, int | float) or (
@@ -114,29 +79,25 @@ def _is_fixed(value: Any) -> bool:
     )
 
 
-def _cell(value: Any, max_chars: int, *, one_line: bool = False) -> Any:
-    """The renderable for one value: numbers whole, words cut in the middle,
-    prose wrapped (or cut at its end when ``one_line``)."""
-    from rich.text import Text
-
+def _cell(value: Any, max_chars: int, *, one_line: bool = False) -> Cell:
+    """How one value is shown: numbers whole, words cut in the middle, prose
+    wrapped (or cut at its end when ``one_line``)."""
     if value is None:
-        return Text("")
+        return Cell("")
     if isinstance(value, bool):
-        return Text("yes" if value else "no")
+        return Cell("yes" if value else "no")
     if isinstance(value, int | float):
-        return Text(f"{value:,}" if isinstance(value, int) else f"{value:g}", no_wrap=True)
+        return Cell(f"{value:,}" if isinstance(value, int) else f"{value:g}", FIXED)
     text = " ".join(str(value).split())
     stamp = _ISO_TIME.fullmatch(text)
     if stamp:
         # Minutes are enough to tell activity apart; --json keeps the whole stamp.
-        return Text(f"{stamp.group(1)} {stamp.group(2)}", no_wrap=True)
+        return Cell(f"{stamp.group(1)} {stamp.group(2)}", FIXED)
     if not any(ch.isspace() for ch in text):
-        return _OneLine(text)  # cut only to fit a terminal: a pipe gets it whole
+        return Cell(text, CUT_MIDDLE)  # cut only to fit a terminal: a pipe gets it whole
     if len(text) > max_chars:
         text = text[: max_chars - 1] + ELLIPSIS
-    if one_line:
-        return _OneLine(text, cut="end")
-    return Text(text, overflow="fold")
+    return Cell(text, CUT_END if one_line else PROSE)
 
 
 def print_table(
@@ -153,9 +114,9 @@ def print_table(
     never cut; prose wraps inside its column, except in the ``one_line``
     columns (named by header), where it is cut at its end. ``styles`` gives a
     per-row style (coloured on a terminal only), e.g. red for a failed row.
+    Laid out by ``cli.table`` (standard library only).
     """
-    from rich import box
-    from rich.table import Table
+    from lossless.cli.table import render
 
     rows = list(rows)
     numeric = [
@@ -166,25 +127,32 @@ def print_table(
         bool(rows) and all(r[i] is None or _is_fixed(r[i]) for r in rows)
         for i in range(len(headers))
     ]
-    table = Table(
-        box=box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True),
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
-        header_style="bold",
-        show_lines=False,
-    )
-    for header, is_number, is_fixed in zip(headers, numeric, fixed, strict=True):
-        table.add_column(header, justify="right" if is_number else "left", no_wrap=is_fixed)
     cut_end = [header in one_line for header in headers]
-    for index, row in enumerate(rows):
-        style = styles[index] if styles is not None else None
-        table.add_row(
-            *(_cell(v, max_width, one_line=end) for v, end in zip(row, cut_end, strict=True)),
-            style=style,
-        )
-    _print(table)
+    cells = [
+        [_cell(v, max_width, one_line=end) for v, end in zip(row, cut_end, strict=True)]
+        for row in rows
+    ]
+    width = output_width()
+    lines = render(
+        headers,
+        cells,
+        right=numeric,
+        no_wrap=fixed,
+        limit=width if width is not None else 1_000_000,
+        colour=colour_on(),
+        styles=styles,
+    )
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+
+
+def colour_on() -> bool:
+    """Whether to colour: a terminal (or ``FORCE_COLOR``), and no ``NO_COLOR``."""
+    if os.environ.get("NO_COLOR"):  # https://no-color.org: any non-empty value
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty() and os.environ.get("TERM", "") not in ("dumb", "unknown")
 
 
 def _print(renderable: Any) -> None:

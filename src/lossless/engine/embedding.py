@@ -70,7 +70,9 @@ def semantic_status(store: Store, config: Config, *, with_progress: bool = True)
     if store.capabilities.vector_search is None:
         return SemanticStatus(
             model,
-            "semantic search is off: this PostgreSQL server has no pgvector extension",
+            "semantic search is off: this PostgreSQL server has no pgvector extension, or this "
+            "role may not create it (install pgvector, or run CREATE EXTENSION vector as its "
+            "owner; lossless adds its tables at the next open)",
             None,
         )
     reason = unavailable_reason(model)

@@ -14,7 +14,7 @@ session, so it follows the rules summaries do: a decision, open thread or
 memory whose text addresses the agent (``lossless.injection``) is left out,
 a goal that does is replaced by a note, and ``render_resume`` frames the
 whole as a record, not instructions. Rendered for a prompt (the default) its
-items are escaped and their orders attributed (``quoted.prompt_line``);
+items are escaped and each shown whole as recorded (``quoted.prompt_line``);
 rendered for a person (``lcm resume`` in a terminal) they are shown as text.
 """
 
@@ -414,8 +414,8 @@ def render_resume(state: ResumeState, *, for_prompt: bool = True) -> str:
         if kept:
             lines.extend([f"## {title}", "", *(f"- {i}" for i in kept), ""])
     if cp.files_touched:
-        files = [item_line(p).replace("`", "'") for p in cp.files_touched]
-        lines.extend(["## Files touched", "", *(f"- `{p}`" for p in files), ""])
+        files = [item_line("`" + p.replace("`", "'") + "`") for p in cp.files_touched]
+        lines.extend(["## Files touched", "", *(f"- {p}" for p in files), ""])
     if state.summaries or state.missing_summary_ids:
         lines.extend(["## Summaries to expand", ""])
         lines.extend(

@@ -184,8 +184,8 @@ CONTEXT_HEADER = (
 
 
 def render_line(memory: Memory) -> str:
-    """One memory as a context line: flattened, markup escaped, and a clause
-    that reads as an order shown as recorded (``quoted.prompt_line``)."""
+    """One memory as a context line: flattened, markup escaped, and shown
+    whole as recorded (``recorded: “…”``, ``quoted.prompt_line``)."""
     return f"- {prompt_line(memory.text, lead=RECORD_LEAD)} [{memory.id}]"
 
 

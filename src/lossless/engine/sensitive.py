@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lossless.engine.status import redaction_counts
 from lossless.errors import ConfigError, InputError
 from lossless.models import Conversation, NewNativeRecord
 from lossless.redact import Redactor, UserPattern, patterns_for_project, validate_pattern
@@ -142,12 +142,3 @@ def redact_raw_line(redactor: Redactor, raw: bytes) -> bytes:
 def redaction_totals(repos: Repositories) -> dict[str, int]:
     """Secrets redacted so far, per category, over every conversation."""
     return redaction_counts(repos.conversations.list())
-
-
-def redaction_counts(conversations: Iterable[Conversation]) -> dict[str, int]:
-    """Secrets redacted so far in ``conversations``, per category."""
-    totals: dict[str, int] = {}
-    for conversation in conversations:
-        for category, n in (conversation.metadata.get("redactions") or {}).items():
-            totals[category] = totals.get(category, 0) + int(n)
-    return dict(sorted(totals.items()))

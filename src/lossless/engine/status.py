@@ -9,16 +9,17 @@ redaction totals.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lossless.engine.compaction_requests import LAST_ERROR, is_pending
-from lossless.engine.sensitive import redaction_counts
 from lossless.process import running_worker_pid
 
 if TYPE_CHECKING:
     from lossless.engine.embedding import SemanticStatus
     from lossless.engine.engine import Engine
+    from lossless.models import Conversation
     from lossless.store.contract import StoreStats
 
 
@@ -71,3 +72,13 @@ def engine_status(engine: Engine, *, project: str | None = None) -> Status:
         config_problems=[p.describe() for p in engine.config.problems],
         semantic=engine.semantic_status(),
     )
+
+
+def redaction_counts(conversations: Iterable[Conversation]) -> dict[str, int]:
+    """Secrets redacted so far in ``conversations``, per category (from their
+    metadata: no detector is loaded to count them)."""
+    totals: dict[str, int] = {}
+    for conversation in conversations:
+        for category, n in (conversation.metadata.get("redactions") or {}).items():
+            totals[category] = totals.get(category, 0) + int(n)
+    return dict(sorted(totals.items()))

@@ -225,6 +225,26 @@ OVERVIEW_PROMPT_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationListing:
+    """What a page listing conversations shows about one
+    (``ConversationRepository.listing``), read from indexes and the context
+    rows only, never from the messages' rows: cheap for a conversation of
+    any length.
+
+    ``history_tokens`` is what the context stands for: its raw messages'
+    tokens plus the source tokens of the summaries in it.
+    """
+
+    messages: int = 0
+    last_activity: str | None = None
+    summaries_by_depth: dict[int, int] = field(default_factory=dict)
+    context_items: int = 0
+    context_tokens: int = 0
+    raw_in_context: int = 0
+    history_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class EscalationTally:
     """``SummaryRepository.escalation``: ``levels`` maps normal / aggressive /
     fallback (and "unrecorded" for summaries written without the level) to
@@ -279,6 +299,16 @@ class ConversationRepository(Protocol):
         """Counts, last activity and first prompt of each conversation, in a
         fixed number of queries whatever the number of ids (unknown ids map to
         an empty overview)."""
+        ...
+
+    def listing(self, conversation_ids: Sequence[int]) -> dict[int, ConversationListing]:
+        """The listing figures of each conversation, in a fixed number of queries
+        whatever the number of ids (unknown ids map to an empty listing)."""
+        ...
+
+    def last_activity(self, conversation_ids: Sequence[int]) -> dict[int, str | None]:
+        """The newest message's time of each conversation (None without messages):
+        one index lookup per conversation, for sorting a whole store's list."""
         ...
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
@@ -375,6 +405,12 @@ class MessageRepository(Protocol):
         ...
 
     def last(self, conversation_id: int) -> Message | None: ...
+
+    def high_water(self) -> int:
+        """The largest message id in the store (0 when empty). Ids are handed out
+        in order and never reused, so it changes whenever a message is added
+        anywhere: a cheap version for figures cached over the whole store."""
+        ...
 
     def rewrite(
         self,
@@ -485,6 +521,11 @@ class SummaryRepository(Protocol):
 class ContextRepository(Protocol):
     def list(self, conversation_id: int) -> builtins.list[ContextItem]:
         """Context items ordered by ordinal."""
+        ...
+
+    def summaries(self, conversation_id: int) -> builtins.list[Summary]:
+        """The summaries in the context (what the model sees of the DAG), by ordinal,
+        without listing its raw message items."""
         ...
 
     def append_messages(self, conversation_id: int, messages: Sequence[Message]) -> None: ...

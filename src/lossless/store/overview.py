@@ -1,6 +1,6 @@
 """Listings' figures from grouped queries, assembled alike for both backends.
 
-``ConversationRepository.overview``:
+``ConversationRepository.overview`` and ``ConversationRepository.listing``:
 
 Each backend runs the same four ``GROUP BY conversation_id`` queries (messages,
 first user prompt, summaries, active context) and hands the rows here, so a
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lossless.store.contract import ConversationOverview, EscalationTally
+from lossless.store.contract import ConversationListing, ConversationOverview, EscalationTally
 
 # sqlite3.Row or a psycopg dict row: both index by column name.
 Row = Any
@@ -44,6 +44,35 @@ def build_overviews(
     for r in context:
         fields[int(r["conversation_id"])]["context_tokens"] = int(r["tokens"] or 0)
     return {cid: ConversationOverview(**values) for cid, values in fields.items()}
+
+
+def build_listings(
+    conversation_ids: Sequence[int],
+    *,
+    messages: Iterable[Row],
+    last: Iterable[Row],
+    summaries: Iterable[Row],
+    context: Iterable[Row],
+) -> dict[int, ConversationListing]:
+    """Rows keyed by ``conversation_id``: ``messages`` (n), ``last`` (last_at),
+    ``summaries`` (depth, n: one row per depth), ``context`` (items, tokens,
+    raw, history)."""
+    fields: dict[int, dict[str, Any]] = {int(i): {} for i in conversation_ids}
+    for r in messages:
+        fields[int(r["conversation_id"])]["messages"] = int(r["n"])
+    for r in last:
+        fields[int(r["conversation_id"])]["last_activity"] = r["last_at"]
+    for r in summaries:
+        depths = fields[int(r["conversation_id"])].setdefault("summaries_by_depth", {})
+        depths[int(r["depth"])] = int(r["n"])
+    for r in context:
+        fields[int(r["conversation_id"])].update(
+            context_items=int(r["items"]),
+            context_tokens=int(r["tokens"] or 0),
+            raw_in_context=int(r["raw"] or 0),
+            history_tokens=int(r["history"] or 0),
+        )
+    return {cid: ConversationListing(**values) for cid, values in fields.items()}
 
 
 def escalation_tally(levels: dict[str, int], latest: Row | None) -> EscalationTally:

@@ -12,12 +12,16 @@ starts, so one row that backtracks catastrophically (``(a|aa)+$`` on a long
 run of ``a``) would run past any budget, hold the GIL and wedge every other
 thread of the process (the MCP server's next ``lcm_status``). With a timeout
 the budget holds for any pattern, not only for shapes recognised up front.
+A plain literal (the common ``lcm grep some_name``) cannot backtrack: ``re``
+finds it in linear time, so it runs there, and the command does not import
+the ``regex`` package (several milliseconds of its start-up).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 
 # The stdlib regex parser (re._parser since 3.11) gives the pattern's structure.
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -78,19 +82,55 @@ def compile_user_regex(pattern: str) -> UserRegex:
             f"regular expression is {len(pattern):,} characters long; "
             f"at most {MAX_PATTERN_CHARS:,} are accepted"
         )
-    engine = _regex_package()
     try:
         checked = re.compile(pattern)
+        if _plain_literal(pattern, checked):
+            return UserRegex(pattern, checked, _LinearPattern(checked))
+    except (re.error, OverflowError, RecursionError, ValueError, MemoryError) as exc:
+        raise _refused(shown, exc) from None
+    engine = _regex_package()
+    try:
         # VERSION0: the ``re``-compatible behaviour, so a pattern means what
         # ``re`` (and the documentation) says it means.
         compiled = engine.compile(pattern, engine.VERSION0)
-    except (re.error, engine.error) as exc:
-        raise InputError(f"invalid regular expression {shown!r}: {exc}") from None
-    except (OverflowError, RecursionError, ValueError, MemoryError) as exc:
-        raise InputError(
-            f"invalid regular expression {shown!r}: {exc or 'nested too deeply'}"
-        ) from None
+    except (engine.error, OverflowError, RecursionError, ValueError, MemoryError) as exc:
+        raise _refused(shown, exc) from None
     return UserRegex(pattern, checked, compiled)
+
+
+def _refused(shown: str, exc: BaseException) -> InputError:
+    if isinstance(exc, OverflowError | RecursionError | ValueError | MemoryError):
+        return InputError(f"invalid regular expression {shown!r}: {exc or 'nested too deeply'}")
+    return InputError(f"invalid regular expression {shown!r}: {exc}")
+
+
+def _plain_literal(pattern: str, checked: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` is only literal characters (no repetition, class,
+    group or alternation, so no backtracking), matched by ``re`` exactly as by
+    ``regex``: ASCII when case is ignored (the two fold some other letters
+    differently)."""
+    if checked.flags & re.IGNORECASE and not pattern.isascii():
+        return False
+    parsed = sre_parse.parse(pattern)
+    return len(parsed) > 0 and all(op is sre_parse.LITERAL for op, _ in parsed)
+
+
+class _LinearPattern:
+    """A literal's ``re`` pattern behind the ``regex`` matcher's signature: it
+    needs no deadline (it runs in time linear in the text)."""
+
+    def __init__(self, compiled: re.Pattern[str]) -> None:
+        self._compiled = compiled
+
+    def search(
+        self, text: str, timeout: float | None = None, concurrent: bool = False
+    ) -> re.Match[str] | None:
+        return self._compiled.search(text)
+
+    def finditer(
+        self, text: str, timeout: float | None = None, concurrent: bool = False
+    ) -> Iterator[re.Match[str]]:
+        return self._compiled.finditer(text)
 
 
 def _regex_package() -> Any:

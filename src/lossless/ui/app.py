@@ -1,6 +1,6 @@
 """The Starlette application: one read-only JSON endpoint per page need.
 
-Every endpoint hands its work to the engine thread and answers JSON; an
+Every endpoint hands its work to a reader of the engine pool and answers JSON; an
 expected error (bad input, unknown id) is a 4xx with ``{"error": ...}``, never
 a traceback. Only GET (and HEAD) exist: the UI changes nothing in the store.
 """
@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 from lossless.engine.engine import Engine
 from lossless.errors import InputError, LosslessError, NotFoundError
 from lossless.ui import finding, graph, library, listing, window
-from lossless.ui.engine_thread import EngineThread
+from lossless.ui.engine_pool import EnginePool
 from lossless.ui.security import ASGIApp, TokenGate
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -41,14 +41,15 @@ def _text(request: Request, name: str) -> str | None:
     return value.strip() or None if value is not None else None
 
 
-def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | None) -> ASGIApp:
+def create_app(pool: EnginePool, token: str, *, allowed_hosts: set[str] | None) -> ASGIApp:
     """The whole UI, behind the token gate."""
     cache = window.AssemblyCache()
+    sort_keys = listing.SortKeys()
 
     def endpoint(work: Callable[[Request, Engine], Any]) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Response:
             try:
-                result = await thread.run(lambda engine: work(request, engine))
+                result = await pool.run(lambda engine: work(request, engine))
             except NotFoundError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=404)
             except LosslessError as exc:
@@ -82,6 +83,7 @@ def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | No
                 offset=_int(request, "offset", 0),
                 limit=_int(request, "limit", 50),
             ),
+            sort_keys,
         )
 
     def conversation(request: Request, engine: Engine) -> Any:
@@ -167,6 +169,9 @@ def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | No
     def health(request: Request, engine: Engine) -> Any:
         return library.health(engine, with_doctor=request.query_params.get("doctor") == "1")
 
+    def figures(request: Request, engine: Engine) -> Any:
+        return library.store_figures(engine)
+
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
 
@@ -189,6 +194,7 @@ def create_app(thread: EngineThread, token: str, *, allowed_hosts: set[str] | No
         ("/api/files/{fid}", file),
         ("/api/jobs", jobs),
         ("/api/health", health),
+        ("/api/health/figures", figures),
     ]
     routes = [
         Route("/", index, methods=["GET"]),

@@ -67,37 +67,20 @@ def message_item(message: Message, *, clip: int | None = None) -> dict[str, Any]
 
 
 def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
+    """The summaries in the context, with the conversation's counts: read from the
+    context's summary items and indexes, never its raw items or messages (a long
+    imported session has 100,000 of them in context)."""
     store = engine.store
-    summary_count = len(store.summaries.list(conversation_id))
-    if summary_count == 0:
-        # Never compacted: every context item is a raw message; no need to list
-        # them (a long imported session has 100,000).
-        count = store.messages.count(conversation_id)
-        return {
-            "conversation_id": conversation_id,
-            "roots": [],
-            "context_items": count,
-            "raw_in_context": count,
-            "context_tokens": store.context.token_total(conversation_id),
-            "message_count": count,
-            "summary_count": 0,
-        }
-    items = store.context.list(conversation_id)
-    roots = []
-    for item in items:
-        if item.summary_id is None:
-            continue
-        summary = store.summaries.get(item.summary_id)
-        if summary is not None:
-            roots.append(summary_node(engine, summary))
+    figures = store.conversations.listing([conversation_id])[conversation_id]
+    roots = [summary_node(engine, s) for s in store.context.summaries(conversation_id)]
     return {
         "conversation_id": conversation_id,
         "roots": roots,
-        "context_items": len(items),
-        "raw_in_context": sum(1 for i in items if i.message_id is not None),
-        "context_tokens": sum(i.token_count for i in items),
-        "message_count": store.messages.count(conversation_id),
-        "summary_count": summary_count,
+        "context_items": figures.context_items,
+        "raw_in_context": figures.raw_in_context,
+        "context_tokens": figures.context_tokens,
+        "message_count": figures.messages,
+        "summary_count": sum(figures.summaries_by_depth.values()),
     }
 
 

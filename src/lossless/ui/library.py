@@ -13,6 +13,7 @@ from lossless.engine.engine import Engine
 from lossless.engine.retrieval import FileDescription
 from lossless.engine.sensitive import redaction_totals
 from lossless.errors import InputError
+from lossless.models import LargeFile
 from lossless.process import running_worker_pid
 
 MAX_PAGE = 200
@@ -64,6 +65,14 @@ def memories(
     }
 
 
+# Conversations whose files one query reads while walking the list.
+FILE_WALK_BATCH = 500
+
+
+def _file_order(f: LargeFile) -> tuple[str, str]:
+    return (f.created_at, f.id)
+
+
 def large_files(engine: Engine, *, cursor: int, limit: int) -> dict[str, Any]:
     """Stored files, newest conversation first. ``cursor`` is how many
     conversations earlier pages walked (the store lists files per conversation)."""
@@ -73,23 +82,31 @@ def large_files(engine: Engine, *, cursor: int, limit: int) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     position = cursor
     while position < len(conversations) and len(items) < limit:
-        conversation = conversations[position]
-        position += 1
-        for f in engine.store.files.list(conversation.id):
-            items.append(
-                {
-                    "id": f.id,
-                    "conversation_id": f.conversation_id,
-                    "session_id": conversation.session_id,
-                    "message_id": f.message_id,
-                    "name": f.original_name,
-                    "media_type": f.media_type,
-                    "byte_size": f.byte_size,
-                    "token_count": f.token_count,
-                    "exploration_summary": f.exploration_summary,
-                    "created_at": f.created_at,
-                }
-            )
+        # The files of the next conversations in one query, not one per conversation
+        # (most have none; a store of many sessions would walk thousands).
+        batch = conversations[position : position + FILE_WALK_BATCH]
+        by_conversation: dict[int, list[LargeFile]] = {}
+        for f in engine.store.files.list_all([c.id for c in batch]):
+            by_conversation.setdefault(f.conversation_id, []).append(f)
+        for conversation in batch:
+            if len(items) >= limit:
+                break
+            position += 1
+            for f in sorted(by_conversation.get(conversation.id, []), key=_file_order):
+                items.append(
+                    {
+                        "id": f.id,
+                        "conversation_id": f.conversation_id,
+                        "session_id": conversation.session_id,
+                        "message_id": f.message_id,
+                        "name": f.original_name,
+                        "media_type": f.media_type,
+                        "byte_size": f.byte_size,
+                        "token_count": f.token_count,
+                        "exploration_summary": f.exploration_summary,
+                        "created_at": f.created_at,
+                    }
+                )
     return {
         "items": items,
         "next_cursor": position if position < len(conversations) else None,
@@ -161,15 +178,27 @@ def store_label(engine: Engine) -> dict[str, Any]:
     }
 
 
+def store_figures(engine: Engine) -> dict[str, Any]:
+    """The store's counts and token totals (``lcm status``'s figures).
+
+    Asked for on their own: the message token total sums every message row,
+    seconds on a store of a million messages, and the rest of the health page
+    does not wait for it (nor, on another reader, does any other page).
+    """
+    from lossless.jsonable import to_jsonable
+
+    result: dict[str, Any] = to_jsonable(engine.store.stats())
+    return result
+
+
 def health(engine: Engine, *, with_doctor: bool) -> dict[str, Any]:
+    """Backlogs, the compaction queue, the worker and (asked for) the doctor's checks."""
     from lossless.jsonable import to_jsonable
 
     store = engine.store
-    stats = store.stats()
     pending, failed = _compaction_queue(engine)
     data: dict[str, Any] = {
         "store": to_jsonable(store.info()),
-        "stats": to_jsonable(stats),
         "substring_index_backlog": store.search.index_backlog(),
         "compaction_pending": len(pending),
         "compaction_failed": len(failed),

@@ -1,15 +1,16 @@
 """The projects-and-conversations page: filtered, sorted, paged on the server.
 
-Only the conversation records are read for the whole store (one row each);
-the figures that cost a query per conversation (message count, last
-activity, context tokens, summaries) are read for the rows of the page shown,
-except for the sort key when sorting by messages or by last activity (two
-index lookups per conversation). Sub-agents are listed under their parent.
+Only the conversation records are read for the whole store (one row each),
+and the sort key when sorting by messages (a grouped count over an index) or
+by last activity (one index probe per conversation); the other figures
+(context tokens, summaries by depth) are read for the rows of the page shown,
+in a fixed number of queries. Sub-agents are listed under their parent.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from lossless.engine.compaction_requests import LAST_ERROR, is_pending
 from lossless.engine.engine import Engine
 from lossless.errors import InputError
 from lossless.models import Conversation
+from lossless.store.contract import ConversationListing
 
 SortKey = Literal["last", "created", "messages", "project", "session"]
 SORT_KEYS: tuple[SortKey, ...] = ("last", "created", "messages", "project", "session")
@@ -61,29 +63,24 @@ def _matches(conversation: Conversation, request: ListRequest) -> bool:
     return True
 
 
-def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, Any]:
-    """Everything the list shows about one conversation.
+def conversation_rows(
+    engine: Engine, conversations: Sequence[Conversation]
+) -> dict[int, dict[str, Any]]:
+    """Everything the list shows about each conversation, in a fixed number of
+    queries (``ConversationRepository.listing``: indexes and context rows, never
+    the messages' rows, so a 500,000-message conversation costs what a short one does)."""
+    figures = engine.store.conversations.listing([c.id for c in conversations])
+    return {c.id: _row(c, figures[c.id]) for c in conversations}
 
-    A conversation never compacted is read from counts: its context is its
-    messages, all raw (100,000 items to list in a long imported session). A
-    compacted one lists its context, which compaction keeps short.
-    """
-    store = engine.store
-    summaries = store.summaries.list(conversation.id)
-    count = store.messages.count(conversation.id)
-    if summaries:
-        items = store.context.list(conversation.id)
-        by_id = {s.id: s for s in summaries}
-        roots = [by_id[i.summary_id] for i in items if i.summary_id in by_id]
-        raw_in_context = sum(1 for i in items if i.message_id is not None)
-        context_tokens = sum(i.token_count for i in items)
-        context_items = len(items)
-    else:
-        roots = []
-        raw_in_context = context_items = count
-        context_tokens = store.context.token_total(conversation.id)
-    last = store.messages.last(conversation.id)
-    depths = Counter(s.depth for s in summaries)
+
+def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, Any]:
+    """The list's row of one conversation."""
+    return conversation_rows(engine, [conversation])[conversation.id]
+
+
+def _row(conversation: Conversation, figures: ConversationListing) -> dict[str, Any]:
+    depths = figures.summaries_by_depth
+    summaries = sum(depths.values())
     meta = conversation.metadata or {}
     if meta.get(LAST_ERROR):
         state = "error"
@@ -101,16 +98,14 @@ def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, An
         "title": conversation.title,
         "parent_id": conversation.parent_id,
         "created_at": conversation.created_at,
-        "last_activity": last.created_at if last else conversation.created_at,
-        "messages": count,
+        "last_activity": figures.last_activity or conversation.created_at,
+        "messages": figures.messages,
         # What is stored: the raw context plus what the summaries in it stand for.
-        "history_tokens": context_tokens
-        - sum(r.token_count for r in roots)
-        + sum(r.source_token_count for r in roots),
-        "context_tokens": context_tokens,
-        "context_items": context_items,
-        "raw_in_context": raw_in_context,
-        "summaries": len(summaries),
+        "history_tokens": figures.history_tokens,
+        "context_tokens": figures.context_tokens,
+        "context_items": figures.context_items,
+        "raw_in_context": figures.raw_in_context,
+        "summaries": summaries,
         "summaries_by_depth": {str(d): n for d, n in sorted(depths.items())},
         "max_depth": max(depths, default=-1),
         "compaction": state,
@@ -118,7 +113,47 @@ def conversation_row(engine: Engine, conversation: Conversation) -> dict[str, An
     }
 
 
-def list_conversations(engine: Engine, request: ListRequest) -> dict[str, Any]:
+class SortKeys:
+    """Every conversation's message count or last activity, for sorting the list.
+
+    Reading them costs a grouped count over an index or an index probe per
+    conversation: a few hundred ms for a store of many thousands of sessions.
+    They are kept until a message is added anywhere (the store's message high
+    water mark moves) or the set of conversations changes, so paging,
+    filtering and sorting again read only the page's own figures.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[tuple[int, int], dict[int, Any]]] = {}
+
+    def values(
+        self,
+        engine: Engine,
+        sort: Literal["messages", "last"],
+        conversations: Sequence[Conversation],
+    ) -> dict[int, Any]:
+        store = engine.store
+        version = (store.messages.high_water(), len(conversations))
+        with self._lock:
+            hit = self._kept.get(sort)
+        if hit is not None and hit[0] == version and all(c.id in hit[1] for c in conversations):
+            return hit[1]
+        ids = [c.id for c in conversations]
+        found: dict[int, Any] = (
+            dict(store.messages.count_by_conversation(ids))
+            if sort == "messages"
+            else dict(store.conversations.last_activity(ids))
+        )
+        with self._lock:
+            self._kept[sort] = (version, found)
+        return found
+
+
+def list_conversations(
+    engine: Engine, request: ListRequest, keys: SortKeys | None = None
+) -> dict[str, Any]:
+    """One page of the list; ``keys`` keeps the sort keys between requests."""
     store = engine.store
     everything = store.conversations.list()
     chosen = [c for c in everything if _matches(c, request)]
@@ -131,6 +166,10 @@ def list_conversations(engine: Engine, request: ListRequest) -> dict[str, Any]:
         else:
             top.append(conversation)
 
+    sort_values: dict[int, Any] = {}
+    if request.sort in ("messages", "last"):
+        sort_values = (keys or SortKeys()).values(engine, request.sort, everything)
+
     def key(conversation: Conversation) -> Any:
         if request.sort == "created":
             return (conversation.created_at, conversation.id)
@@ -139,17 +178,18 @@ def list_conversations(engine: Engine, request: ListRequest) -> dict[str, Any]:
         if request.sort == "session":
             return (conversation.session_id, conversation.id)
         if request.sort == "messages":
-            return (store.messages.count(conversation.id), conversation.id)
-        last = store.messages.last(conversation.id)
-        return (last.created_at if last else conversation.created_at, conversation.id)
+            return (sort_values[conversation.id], conversation.id)
+        return (sort_values[conversation.id] or conversation.created_at, conversation.id)
 
     top.sort(key=key, reverse=request.descending)
     page = top[request.offset : request.offset + request.limit]
+    shown = [*page, *(c for p in page for c in children.get(p.id, [])[:MAX_CHILDREN])]
+    figures = conversation_rows(engine, shown)
     rows = []
     for conversation in page:
-        row = conversation_row(engine, conversation)
+        row = figures[conversation.id]
         kids = children.get(conversation.id, [])
-        row["children"] = [conversation_row(engine, c) for c in kids[:MAX_CHILDREN]]
+        row["children"] = [figures[c.id] for c in kids[:MAX_CHILDREN]]
         row["more_children"] = max(0, len(kids) - MAX_CHILDREN)
         rows.append(row)
     return {

@@ -64,16 +64,17 @@ def serve(
     import uvicorn
 
     from lossless.ui.app import create_app
-    from lossless.ui.engine_thread import EngineThread
+    from lossless.ui.engine_pool import EnginePool
     from lossless.ui.library import store_label
 
     check_bind(host, allow_remote=allow_remote)
-    thread = EngineThread(config)
+    pool = EnginePool(config)
     try:
-        label = thread.call(store_label)  # open the store now: errors before the URL
+        label = pool.call(store_label)  # open the store now: errors before the URL
+        pool.open_all()
         sock = bind(host, port)
         launch = Launch(host, sock.getsockname()[1], new_token())
-        app = create_app(thread, launch.token, allowed_hosts=_allowed_hosts(host, launch.port))
+        app = create_app(pool, launch.token, allowed_hosts=_allowed_hosts(host, launch.port))
         announce(f"lcm ui: showing the {label['backend']} store at {label['where']}")
         announce(f"lcm ui: open {launch.url}")
         announce("lcm ui: read-only; the address holds a secret for this launch. Ctrl-C stops it.")
@@ -84,4 +85,4 @@ def serve(
         )
         server.run(sockets=[sock])
     finally:
-        thread.close()
+        pool.close()

@@ -35,11 +35,11 @@ class AssemblyCache:
         self, engine: Engine, conversation_id: int, budget: int, format: Format
     ) -> tuple[AssembledContext, list[dict[str, Any]]]:
         store = engine.store
-        # Ingest adds messages, compaction changes the context's tokens.
-        version = (
-            store.messages.count(conversation_id),
-            store.context.token_total(conversation_id),
-        )
+        # Ingest adds a message (the newest changes), compaction and a dropped
+        # branch change the context's counts: both read without a scan.
+        last = store.messages.last(conversation_id)
+        stats = store.context.stats(conversation_id)
+        version = (last.id if last else 0, stats.items, stats.tokens, stats.summaries)
         key = (conversation_id, budget, format, version)
         with self._lock:
             hit = self._items.get(key)

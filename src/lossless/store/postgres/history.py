@@ -23,12 +23,13 @@ from lossless.store import inputs, rows
 from lossless.store.contract import (
     OVERVIEW_PROMPT_CHARS,
     AppendResult,
+    ConversationListing,
     ConversationOverview,
     HashedRow,
     PartRewrite,
 )
 from lossless.store.hashing import message_hash, part_hash, raw_hash
-from lossless.store.overview import build_overviews
+from lossless.store.overview import build_listings, build_overviews
 from lossless.store.postgres.repository import (
     MESSAGE_COLUMNS,
     Conn,
@@ -176,6 +177,53 @@ class Conversations(Repo):
                 [ids],
             ),
         )
+
+    def listing(self, conversation_ids: Sequence[int]) -> dict[int, ConversationListing]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        if not ids:
+            return {}
+        return build_listings(
+            ids,
+            # count(*) over the (conversation_id, seq) index, not the rows.
+            messages=self.s._q(
+                "SELECT conversation_id, count(*) AS n FROM messages "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                [ids],
+            ),
+            last=self._last_activity(ids),
+            summaries=self.s._q(
+                "SELECT conversation_id, depth, count(*) AS n FROM summaries "
+                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id, depth",
+                [ids],
+            ),
+            context=self.s._q(
+                "SELECT c.conversation_id, count(*) AS items, sum(c.token_count) AS tokens, "
+                "sum(CASE WHEN c.item_type = 'message' THEN 1 ELSE 0 END) AS raw, "
+                "sum(CASE WHEN c.item_type = 'summary' THEN s.source_token_count "
+                "ELSE c.token_count END) AS history "
+                "FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id "
+                "WHERE c.conversation_id = ANY(%s) GROUP BY c.conversation_id",
+                [ids],
+            ),
+        )
+
+    def _last_activity(self, ids: Sequence[int]) -> builtins.list[Any]:
+        # The newest message by seq: one probe of the (conversation_id, seq)
+        # index each, where max(created_at) would read every message row.
+        return self.s._q(
+            "SELECT c.id AS conversation_id, (SELECT m.created_at FROM messages m "
+            "WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_at "
+            "FROM conversations c WHERE c.id = ANY(%s)",
+            [builtins.list(ids)],
+        )
+
+    def last_activity(self, conversation_ids: Sequence[int]) -> dict[int, str | None]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, str | None] = dict.fromkeys(ids)
+        if ids:
+            for r in self._last_activity(ids):
+                found[int(r["conversation_id"])] = r["last_at"]
+        return found
 
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
         dumps_json(metadata)
@@ -431,6 +479,10 @@ class Messages(Repo):
             row = self.s._q1(
                 "SELECT count(*) AS n FROM messages WHERE conversation_id = %s", [conversation_id]
             )
+        return int(row["n"]) if row else 0
+
+    def high_water(self) -> int:
+        row = self.s._q1("SELECT coalesce(max(id), 0) AS n FROM messages")
         return int(row["n"]) if row else 0
 
     def last(self, conversation_id: int) -> Message | None:

@@ -126,3 +126,44 @@ def migrate_schema(conn: Conn, *, where: str) -> MigrationReport:
             )
     history = applied + [AppliedMigration(m.version, m.name, m.checksum) for m in pending]
     return MigrationReport(applied=pending, history=history)
+
+
+# The migrations that create what needs the pgvector extension, each a no-op
+# where the server lacks it (0011_embeddings). A later migration that changes
+# those tables must be guarded the same way and listed here.
+VECTOR_MIGRATIONS = frozenset({11})
+
+
+def add_vector_tables(conn: Conn) -> bool:
+    """Create the vector tables a migration skipped because pgvector was missing then.
+
+    Migration 0011 is recorded as applied on a server without pgvector, so
+    installing the extension later would leave semantic search off for good.
+    When the tables are absent and the server now offers the extension, the
+    migrations in ``VECTOR_MIGRATIONS`` run again, in order, under the
+    migration lock (each is written to be a no-op while the extension is
+    missing, so running it again is its first real run). Their ledger rows
+    stay as they are. Returns whether the tables exist afterwards.
+
+    ``conn`` must be in autocommit mode with no transaction open.
+    """
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS offered"
+    ).fetchone()
+    if row is None or not row["offered"]:
+        return False
+    with conn.transaction():
+        conn.execute("SET LOCAL search_path = lcm, public")
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+        # Another opener may have done it while this one waited for the lock.
+        if _vector_tables_present(conn):
+            return True
+        for migration in available_migrations():
+            if migration.version in VECTOR_MIGRATIONS:
+                conn.execute(migration.sql)
+    return _vector_tables_present(conn)
+
+
+def _vector_tables_present(conn: Conn) -> bool:
+    row = conn.execute("SELECT to_regclass('lcm.embeddings') IS NOT NULL AS ok").fetchone()
+    return row is not None and bool(row["ok"])

@@ -59,7 +59,12 @@ from lossless.store.postgres.import_state import Cursors, Quarantine
 from lossless.store.postgres.leases import Leases
 from lossless.store.postgres.map_jobs import MapJobs
 from lossless.store.postgres.memory import Memories
-from lossless.store.postgres.migrate import applied_migrations, check_current, migrate_schema
+from lossless.store.postgres.migrate import (
+    add_vector_tables,
+    applied_migrations,
+    check_current,
+    migrate_schema,
+)
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
 from lossless.store.postgres.vectors import Vectors
@@ -109,9 +114,14 @@ class PostgresStore:
                     self._history = migrate_schema(conn, where=self.target.where).history
                 else:
                     self._history = check_current(conn, where=self.target.where)
-            # Migration 0011 creates the vector table only where pgvector exists.
+            # Migration 0011 creates the vector table only where pgvector exists;
+            # an extension installed since then gets its tables now.
             row = conn.execute("SELECT to_regclass('lcm.embeddings') IS NOT NULL AS ok").fetchone()
-            if row is not None and row["ok"]:
+            has_vectors = row is not None and bool(row["ok"])
+            if not has_vectors and migrate:
+                with translated(self.target, in_transaction=True):
+                    has_vectors = add_vector_tables(conn)
+            if has_vectors:
                 self.capabilities = dataclasses.replace(
                     PostgresStore.capabilities, vector_search="hnsw"
                 )

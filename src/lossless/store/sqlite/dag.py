@@ -196,6 +196,16 @@ class Context(Repo):
             )
         ]
 
+    def summaries(self, conversation_id: int) -> builtins.list[Summary]:
+        return [
+            to_summary(r)
+            for r in self.s._q(
+                "SELECT s.* FROM context_items c JOIN summaries s ON s.id = c.summary_id "
+                "WHERE c.conversation_id = ? AND c.item_type = 'summary' ORDER BY c.ordinal",
+                (conversation_id,),
+            )
+        ]
+
     def append_messages(self, conversation_id: int, messages: Sequence[Message]) -> None:
         if not messages:
             return

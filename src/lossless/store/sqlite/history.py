@@ -26,12 +26,13 @@ from lossless.store import inputs, rows
 from lossless.store.contract import (
     OVERVIEW_PROMPT_CHARS,
     AppendResult,
+    ConversationListing,
     ConversationOverview,
     HashedRow,
     PartRewrite,
 )
 from lossless.store.hashing import message_hash, part_hash, raw_hash
-from lossless.store.overview import build_overviews
+from lossless.store.overview import build_listings, build_overviews
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -190,6 +191,60 @@ class Conversations(Repo):
             )
         return found
 
+    def listing(self, conversation_ids: Sequence[int]) -> dict[int, ConversationListing]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, ConversationListing] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                build_listings(
+                    chunk,
+                    # count(*) over the (conversation_id, seq) index, not the rows.
+                    messages=self.s._q(
+                        "SELECT conversation_id, count(*) AS n FROM messages "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        chunk,
+                    ),
+                    last=self._last_activity(chunk),
+                    summaries=self.s._q(
+                        "SELECT conversation_id, depth, count(*) AS n FROM summaries "
+                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id, depth",
+                        chunk,
+                    ),
+                    context=self.s._q(
+                        "SELECT c.conversation_id, count(*) AS items, "
+                        "sum(c.token_count) AS tokens, "
+                        "sum(CASE WHEN c.item_type = 'message' THEN 1 ELSE 0 END) AS raw, "
+                        "sum(CASE WHEN c.item_type = 'summary' THEN s.source_token_count "
+                        "ELSE c.token_count END) AS history "
+                        "FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id "
+                        f"WHERE c.conversation_id IN ({marks}) GROUP BY c.conversation_id",
+                        chunk,
+                    ),
+                )
+            )
+        return found
+
+    def _last_activity(self, ids: Sequence[int]) -> builtins.list[Any]:
+        marks = ",".join("?" * len(ids))
+        # The newest message by seq: one probe of the (conversation_id, seq)
+        # index each, where max(created_at) would read every message row.
+        return self.s._q(
+            "SELECT c.id AS conversation_id, (SELECT m.created_at FROM messages m "
+            "WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_at "
+            f"FROM conversations c WHERE c.id IN ({marks})",
+            ids,
+        )
+
+    def last_activity(self, conversation_ids: Sequence[int]) -> dict[int, str | None]:
+        ids = builtins.list(dict.fromkeys(conversation_ids))
+        found: dict[int, str | None] = dict.fromkeys(ids)
+        for start in range(0, len(ids), 500):
+            for r in self._last_activity(ids[start : start + 500]):
+                found[int(r["conversation_id"])] = r["last_at"]
+        return found
+
     def update_metadata(self, conversation_id: int, metadata: JSON) -> None:
         with self.s._atomic():
             row = self.s._q1("SELECT metadata FROM conversations WHERE id = ?", (conversation_id,))
@@ -216,68 +271,110 @@ class Conversations(Repo):
 class Messages(Repo):
     def append(self, conversation_id: int, messages: Sequence[NewMessage]) -> AppendResult:
         inputs.new_messages(messages)
-        inserted: list[Message] = []
-        skipped = 0
+        if not messages:
+            return AppendResult(inserted=[], skipped=0)
         now = utc_now_iso()
         with self.s._atomic():
+            # BEGIN IMMEDIATE holds the write lock: nothing can be inserted between
+            # reading the next seq, id and the stored keys and writing the batch.
             row = self.s._q1(
                 "SELECT coalesce(max(seq), -1) + 1 AS next FROM messages WHERE conversation_id = ?",
                 (conversation_id,),
             )
             next_seq = int(row["next"]) if row else 0
+            seen = self._stored_keys(
+                conversation_id, [m.ingest_key for m in messages if m.ingest_key is not None]
+            )
+            planned: list[Message] = []
+            planned_new: list[NewMessage] = []
+            skipped = 0
+            first_id = int(
+                self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM messages").fetchone()[0]
+            )
             for m in messages:
+                if m.ingest_key is not None:
+                    # A key repeated within one batch is a duplicate too (the first is kept).
+                    if m.ingest_key in seen:
+                        skipped += 1
+                        continue
+                    seen.add(m.ingest_key)
                 token_count = (
                     m.token_count if m.token_count is not None else estimate_tokens(m.content)
                 )
-                created_at = m.created_at or now
-                # The (conversation, ingest_key) unique index makes a repeat a no-op.
-                cur = self.db.execute(
-                    "INSERT INTO messages(conversation_id, seq, role, content, token_count, "
-                    "created_at, ingest_key, metadata, content_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (conversation_id, ingest_key) DO NOTHING",
-                    (
-                        conversation_id,
-                        next_seq,
-                        m.role,
-                        m.content,
-                        token_count,
-                        created_at,
-                        m.ingest_key,
-                        dumps_json(m.metadata),
-                        message_hash(m.role, m.content),
-                    ),
-                )
-                if cur.rowcount == 0:
-                    skipped += 1
-                    continue
-                message_id = int(cur.lastrowid or 0)
-                if m.parts:
-                    self.db.executemany(
-                        "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
-                        "tool_call_id, metadata, content_hash, text_start, text_len) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [_part_row(message_id, i, p, m.content) for i, p in enumerate(m.parts)],
-                    )
-                if m.native_records:
-                    self._insert_records(conversation_id, message_id, m.native_records, m)
-                inserted.append(
+                planned.append(
                     Message(
-                        id=message_id,
+                        id=first_id + len(planned),
                         conversation_id=conversation_id,
-                        seq=next_seq,
+                        seq=next_seq + len(planned),
                         role=m.role,
                         content=m.content,
                         token_count=token_count,
-                        created_at=created_at,
+                        created_at=m.created_at or now,
                         ingest_key=m.ingest_key,
                         metadata=m.metadata,
                     )
                 )
-                next_seq += 1
-            if inserted:
-                self._index(inserted[0].id, inserted[-1].id)
-        return AppendResult(inserted=inserted, skipped=skipped)
+                planned_new.append(m)
+            if not planned:
+                return AppendResult(inserted=[], skipped=skipped)
+            # Ids are given, not left to SQLite: the parts and raw lines of the
+            # whole batch then go in with one statement each.
+            self.db.executemany(
+                "INSERT INTO messages(id, conversation_id, seq, role, content, token_count, "
+                "created_at, ingest_key, metadata, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        s.id,
+                        conversation_id,
+                        s.seq,
+                        s.role,
+                        s.content,
+                        s.token_count,
+                        s.created_at,
+                        s.ingest_key,
+                        dumps_json(m.metadata),
+                        message_hash(m.role, m.content),
+                    )
+                    for s, m in zip(planned, planned_new, strict=True)
+                ],
+            )
+            parts = [
+                _part_row(s.id, i, p, m.content)
+                for s, m in zip(planned, planned_new, strict=True)
+                for i, p in enumerate(m.parts)
+            ]
+            if parts:
+                self.db.executemany(
+                    "INSERT INTO message_parts(message_id, ordinal, kind, text, tool_name, "
+                    "tool_call_id, metadata, content_hash, text_start, text_len) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    parts,
+                )
+            records = [
+                _record_row(conversation_id, s.id, r, m)
+                for s, m in zip(planned, planned_new, strict=True)
+                for r in m.native_records
+            ]
+            if records:
+                self._insert_record_rows(records)
+            self._index(planned[0].id, planned[-1].id)
+        return AppendResult(inserted=planned, skipped=skipped)
+
+    def _stored_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` a message of the conversation already has."""
+        found: set[str] = set()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    "SELECT ingest_key FROM messages WHERE conversation_id = ? "
+                    f"AND ingest_key IN ({','.join('?' * len(chunk))})",
+                    (conversation_id, *chunk),
+                )
+            )
+        return found
 
     def _index(self, first_id: int, last_id: int) -> None:
         """Add messages first_id..last_id to the word index in one pass.
@@ -296,27 +393,13 @@ class Messages(Repo):
         conversation_id: int,
         message_id: int | None,
         records: Sequence[NewNativeRecord],
-        message: NewMessage | None = None,
     ) -> int:
-        """Insert ``records``; those of ``message`` as templates where they repeat its texts."""
-        texts = [p.text for p in message.parts] if message is not None else []
-        rows_ = []
-        for r in records:
-            template = template_raw(r.raw, message.content, texts) if message is not None else None
-            rows_.append(
-                (
-                    conversation_id,
-                    message_id,
-                    r.native_key,
-                    r.record_type,
-                    pack_raw(r.raw if template is None else template),
-                    r.source_path,
-                    r.line_no,
-                    r.byte_offset,
-                    raw_hash(r.raw),
-                    0 if template is None else 1,
-                )
-            )
+        """Insert standalone ``records`` (no message: stored as they are)."""
+        return self._insert_record_rows(
+            [_record_row(conversation_id, message_id, r, None) for r in records]
+        )
+
+    def _insert_record_rows(self, rows_: Sequence[tuple[Any, ...]]) -> int:
         before = self.db.total_changes
         self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
@@ -482,6 +565,10 @@ class Messages(Repo):
             row = self.s._q1(
                 "SELECT count(*) AS n FROM messages WHERE conversation_id = ?", (conversation_id,)
             )
+        return int(row["n"]) if row else 0
+
+    def high_water(self) -> int:
+        row = self.s._q1("SELECT coalesce(max(id), 0) AS n FROM messages")
         return int(row["n"]) if row else 0
 
     def last(self, conversation_id: int) -> Message | None:
@@ -680,4 +767,27 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
         part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
         start,
         None if start is None else len(p.text or ""),
+    )
+
+
+def _record_row(
+    conversation_id: int, message_id: int | None, r: NewNativeRecord, message: NewMessage | None
+) -> tuple[Any, ...]:
+    """A native_records row; a line of ``message`` as a template where it repeats its texts."""
+    template = (
+        template_raw(r.raw, message.content, [p.text for p in message.parts])
+        if message is not None
+        else None
+    )
+    return (
+        conversation_id,
+        message_id,
+        r.native_key,
+        r.record_type,
+        pack_raw(r.raw if template is None else template),
+        r.source_path,
+        r.line_no,
+        r.byte_offset,
+        raw_hash(r.raw),
+        0 if template is None else 1,
     )

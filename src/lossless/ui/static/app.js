@@ -60,6 +60,8 @@ async function render() {
     } catch (error) {
       if (mine === generation) root.append(errorBox(error));
     }
+    // Ready means the page names its store too (requests run side by side).
+    await storeShown;
     if (mine === generation) {
       window.__lcmReady = performance.now();
       document.body.dataset.ready = "1";
@@ -80,6 +82,6 @@ async function showStore() {
   }
 }
 
+const storeShown = showStore();
 window.addEventListener("hashchange", render);
-showStore();
 render();
