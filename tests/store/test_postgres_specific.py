@@ -884,9 +884,12 @@ def test_a_statement_past_the_grep_budget_is_cancelled(
     cid = conv(store)
     with store.transaction() as tx:
         tx.messages.append(cid, [msg("kept through the cancel", "k1")])
-        with store._connection() as conn:
-            with pytest.raises(DeadlineReached), bounded(conn, ScanBudget(0.1)):
-                conn.execute("SELECT pg_sleep(5)")
+        with (
+            store._connection() as conn,
+            pytest.raises(DeadlineReached),
+            bounded(conn, ScanBudget(0.1)),
+        ):
+            conn.execute("SELECT pg_sleep(5)")
         tx.messages.append(cid, [msg("and after it", "k2")])
     assert store.messages.count(cid) == 2
     # No budget: nothing is cancelled.

@@ -349,9 +349,7 @@ def test_a_statement_past_the_time_budget_is_interrupted(
             ],
         )
         store.search.catch_up(3_000)
-        unbounded = store.search.grep(
-            GrepQuery("needle", mode="regex", scope="messages", limit=20)
-        )
+        unbounded = store.search.grep(GrepQuery("needle", mode="regex", scope="messages", limit=20))
         assert unbounded.complete and len(unbounded) == 20
         monkeypatch.setattr(regex_scan, "MIN_SQL_S", 0.0)
         monkeypatch.setattr(regex_scan, "PROGRESS_STEPS", 1)
