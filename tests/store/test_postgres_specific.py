@@ -913,3 +913,23 @@ def test_a_store_timeout_shorter_than_the_budget_stays_an_error(pg_url: str) -> 
             conn.execute("SELECT pg_sleep(5)")
     finally:
         short.close()
+
+
+def test_an_update_of_context_rows_is_counted(store: PostgresStore, pg_url: str) -> None:
+    """As on SQLite: an update counts as the old rows removed and the new ones added."""
+    from tests.store.conformance import recount
+
+    a, b = conv(store, "a"), conv(store, "b")
+    for cid in (a, b):
+        ms = store.messages.append(cid, [msg(f"{cid} m{i}", f"{cid}-{i}") for i in range(4)])
+        store.context.append_messages(cid, ms.inserted)
+    admin(pg_url, "UPDATE lcm.context_items SET token_count = token_count + 5")
+    admin(
+        pg_url,
+        "UPDATE lcm.context_items SET conversation_id = %s, ordinal = ordinal + 100 "
+        "WHERE conversation_id = %s AND ordinal = 0",
+        [b, a],
+    )
+    for cid in (a, b):
+        assert store.context.stats(cid) == recount(store.context.list(cid))
+    assert store.context.stats(b).items == 5

@@ -363,3 +363,31 @@ def test_a_statement_past_the_time_budget_is_interrupted(
         assert store.search.grep(GrepQuery("needle", mode="regex", scope="messages")).complete
     finally:
         store.close()
+
+
+def test_an_update_of_context_rows_is_counted(tmp_path: Path) -> None:
+    """Nothing updates a context row today; if something does, the kept totals
+    (migration 0012) count it as the old row removed and the new one added."""
+    from tests.store.conformance import msg, recount
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        a, b = (
+            store.conversations.get_or_create(project="p", session_id=s, client="generic").id
+            for s in ("a", "b")
+        )
+        for cid in (a, b):
+            ms = store.messages.append(cid, [msg(f"{cid} m{i}", f"{cid}-{i}") for i in range(4)])
+            store.context.append_messages(cid, ms.inserted)
+        with store._db:
+            store._db.execute("UPDATE context_items SET token_count = token_count + 5")
+            store._db.execute(
+                "UPDATE context_items SET conversation_id = ?, ordinal = ordinal + 100 "
+                "WHERE conversation_id = ? AND ordinal = 0",
+                (b, a),
+            )
+        for cid in (a, b):
+            assert store.context.stats(cid) == recount(store.context.list(cid))
+        assert store.context.stats(b).items == 5
+    finally:
+        store.close()
