@@ -198,7 +198,6 @@ def _plan(
         return
     pattern, operator = literal
     rare, density = _probe(db, pattern, operator, deadline)
-    newest_id = db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     if rare is not None:
         scan.rows(
             db.execute(
@@ -215,6 +214,7 @@ def _plan(
     # short, more of them while the hits seen so far say the page fills
     # sooner than reading the index's candidates would cost; then those
     # candidates, older than the last row read.
+    newest_id = db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     walked, after = 0, None
     size = window_rows(scan.limit, density, int(newest_id))
     while size > 0:
