@@ -188,6 +188,8 @@ class Search(Repo):
                 )
                 for r in rows.values()
             ]
+        # Compiled first: an invalid pattern is the user's error, named as such.
+        regex = compile_user_regex(query.pattern)
         # GLOB keeps the whole literal ('_' and '%' are plain there) and is
         # case-sensitive like the regex; a (?i) regex needs LIKE instead.
         if is_case_insensitive(query.pattern):
@@ -198,7 +200,7 @@ class Search(Repo):
                 "GLOB",
                 "*",
             )
-        scan = Scan(compile_user_regex(query.pattern), budget, limit)
+        scan = Scan(regex, budget, limit)
         with self.s._lock:
             self.s._check_open()
             regex_messages(
