@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import re
 import statistics
 import sys
@@ -339,12 +340,26 @@ def rendering_cost(texts: list[str], what: str) -> str:
     floor_tokens = sum(estimate_tokens(_floor(t)) for t in texts)
     quoted_tokens = sum(estimate_tokens(quote_block(t)) for t in texts)
     raw_tokens = sum(estimate_tokens(t) for t in texts)
+    bpe = ""
+    try:
+        # A real BPE vocabulary, offline, when the bpe-openai package is
+        # installed beside the project (not a dependency of it).
+        encoding = importlib.import_module("bpe_openai").get_encoding("o200k_base")
+    except ImportError:
+        pass
+    else:
+        floor_bpe = sum(len(encoding.encode(_floor(t))) for t in texts)
+        quoted_bpe = sum(len(encoding.encode(quote_block(t))) for t in texts)
+        bpe = (
+            f"; o200k_base tokens: escaped and quoted lines {floor_bpe:,}, quoted rendering "
+            f"{quoted_bpe:,} ({100 * (quoted_bpe - floor_bpe) / floor_bpe:+.1f}%)"
+        )
     return (
         f"{what}: {len(texts)} summaries, {kib:.0f} KiB: escaping only {base:.1f} ms, "
         f"escaped and quoted lines {floor_ms:.1f} ms, quoted rendering {quoted_ms:.1f} ms "
         f"({quoted_ms / kib:.3f} ms/KiB, {quoted_ms / base:.1f}x escaping); tokens: text "
         f"{raw_tokens:,}, escaped and quoted lines {floor_tokens:,}, quoted rendering "
-        f"{quoted_tokens:,} ({100 * (quoted_tokens - floor_tokens) / floor_tokens:+.1f}%)"
+        f"{quoted_tokens:,} ({100 * (quoted_tokens - floor_tokens) / floor_tokens:+.1f}%){bpe}"
     )
 
 

@@ -1,21 +1,29 @@
-"""`lcm ui` in headless Chromium: first meaningful paint of a large conversation.
+"""`lcm ui` in headless Chromium: first meaningful paint of a large conversation, and every page.
 
 Builds (or reuses, under --work) a store holding one generated conversation
 of --messages messages, compacted, plus an uncompacted copy, and the small
-real transcript ``short.jsonl`` in both as the baseline. Then it starts the
-real ``lcm ui`` and measures, in a fresh tab per load, the time from
-navigation start to:
+real transcript ``short.jsonl`` in both as the baseline. With --many N the
+store also holds N generated conversations of --many-messages messages each,
+the real transcripts (sub-agents included) and 1,000 memories: the
+1,000,000-message store of issue 15 is ``--messages 500000 --many 5000``.
+Then it starts the real ``lcm ui`` and measures, in a fresh tab per load, the
+time from navigation start to:
 
 - the conversation page's first meaningful paint (the context-window bar and
   the first page of the assembled context on screen; ``window.__lcmPaint``),
   on a first visit (a budget not asked for before, so the assembly is not
   cached) and on a second visit (cached);
-- the DAG page, the conversation list and a word search ready (``__lcmReady``).
+- every other page ready (``__lcmReady``): the DAG (and opened down to the
+  oldest leaf, level by level), a message, the conversation list (sorted,
+  filtered), word, regex and ``lcm search`` searches, memories, large files,
+  jobs, health (painted, and with the store's counts in), and the list again
+  while a slow request (the store's counts) keeps a reader busy.
 
 Target (issue 15): first meaningful paint under 1 s for a 100,000-message
 conversation. Run:
 
     .venv/bin/python benchmarks/bench_ui.py --messages 100000 --work /tmp/lcm-bench-ui
+    .venv/bin/python benchmarks/bench_ui.py --messages 500000 --many 5000 --work /tmp/lcm-ui-1m
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -130,16 +141,28 @@ def conversations(home: Path) -> tuple[int, int, int]:
     """(large conversation id, its message count, small conversation id)."""
     rows = json.loads(_lcm(home, "conversations", "--json"))
     large = max(rows, key=lambda r: r["messages"])
-    small = min(rows, key=lambda r: r["messages"])
+    small = min((r for r in rows if r["messages"] > 0), key=lambda r: r["messages"])
     return large["id"], large["messages"], small["id"]
+
+
+def landmarks(home: Path, conversation: int) -> tuple[int, str | None]:
+    """The large conversation's first message and the leaf summary covering it
+    (the DAG page opened at its deepest, oldest node)."""
+    from lossless import Engine
+
+    with Engine.open(home) as engine:
+        [first] = engine.store.messages.list(conversation, limit=1)
+        covering = engine.store.summaries.covering([first.id]).get(first.id)
+        return first.id, covering
 
 
 def measure(context: Any, server: UiServer, fragment: str, marker: str) -> float:
     tab = context.new_page()
     try:
         tab.goto(f"{server.url}#{fragment}")
-        if marker == "paint":
-            tab.wait_for_selector("body[data-painted='context']", timeout=120_000)
+        if marker in ("paint", "health-paint"):
+            page = "health" if marker == "health-paint" else "context"
+            tab.wait_for_selector(f"body[data-painted='{page}']", timeout=120_000)
             return float(tab.evaluate("window.__lcmPaint"))
         tab.wait_for_selector("body[data-ready='1']", timeout=120_000)
         assert tab.locator(".error").count() == 0, tab.locator(".error").first.inner_text()
@@ -148,33 +171,77 @@ def measure(context: Any, server: UiServer, fragment: str, marker: str) -> float
         tab.close()
 
 
+class Slow:
+    """A slow request (the store's counts: every message row) kept running in a
+    thread while another page loads: nothing the server does may wait for it."""
+
+    def __init__(self, server: UiServer) -> None:
+        self.url = f"{server.url}api/health/figures"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.completed = 0
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            with urllib.request.urlopen(self.url, timeout=600) as answer:
+                answer.read()
+            self.completed += 1
+
+    def __enter__(self) -> Slow:
+        self.thread.start()
+        time.sleep(0.3)  # the request is on a reader before the page loads
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=600)
+
+
 def run(home: Path, label: str, repeat: int, context: Any) -> list[list[Any]]:
     large, size, small = conversations(home)
+    first_message, leaf = landmarks(home, large)
     server = UiServer(home, env=_env())
     rows: list[list[Any]] = []
+
+    def timed(name: str, path: str, marker: str, count: Any = "-", *, times: int = repeat) -> None:
+        found = [measure(context, server, path, marker) for _ in range(times)]
+        rows.append([label, name, count, median(found), percentile(found, 95)])
+
     try:
         measure(context, server, "/", "ready")  # warm the server process itself
         # "again" loads the budget this visit assembled (the server keeps it).
         measure(context, server, f"/c/{large}?budget=200000", "paint")
-        cases = [
-            ("conversation, first visit", large, size, "paint", True),
-            ("conversation, again", large, size, "paint", False),
-            ("conversation, first visit (baseline)", small, None, "paint", True),
-            ("DAG", large, size, "ready", False),
-        ]
-        for name, conversation, count, marker, fresh in cases:
-            times = []
+        for name, conversation, count, fresh in (
+            ("conversation, first visit", large, size, True),
+            ("conversation, again", large, size, False),
+            ("conversation, first visit (baseline)", small, None, True),
+        ):
+            found = []
             for i in range(repeat):
                 budget = 200_000 + (i + 1 if fresh else 0)
-                path = f"/c/{conversation}" + ("/dag" if name == "DAG" else f"?budget={budget}")
-                times.append(measure(context, server, path, marker))
-            rows.append([label, name, count or "short.jsonl", median(times), percentile(times, 95)])
-        for name, path in (
-            ("conversation list", "/"),
-            ("word search", "/search?q=error&mode=full_text"),
-        ):
-            times = [measure(context, server, path, "ready") for _ in range(repeat)]
-            rows.append([label, name, "-", median(times), percentile(times, 95)])
+                found.append(
+                    measure(context, server, f"/c/{conversation}?budget={budget}", "paint")
+                )
+            rows.append([label, name, count or "smallest", median(found), percentile(found, 95)])
+        timed("DAG", f"/c/{large}/dag", "ready", size)
+        if leaf:
+            timed("DAG, opened at the oldest leaf", f"/c/{large}/dag?focus={leaf}", "ready", size)
+        timed("message (the oldest)", f"/m/{first_message}", "ready", size)
+        timed("conversation list", "/", "ready")
+        timed("conversation list, by messages", "/?sort=messages", "ready")
+        timed("conversation list, filtered", "/?q=many-0049", "ready")
+        timed("word search", "/search?q=error&mode=full_text", "ready")
+        timed("search (lcm search)", "/search?q=deploy+error", "ready")
+        timed("regex search", "/search?q=timeout%5Cs%2B%5Cd%2B&mode=regex", "ready")
+        timed("memories", "/memories", "ready")
+        timed("large files", "/files", "ready")
+        timed("jobs", "/jobs", "ready")
+        timed("health, painted (counts still coming)", "/health", "health-paint")
+        timed("health, store counts in", "/health", "ready")
+        with Slow(server) as slow:
+            timed("conversation list, while a slow request runs", "/", "ready")
+        if not slow.completed:
+            print("(the slow request had not finished when the list loaded)")
     finally:
         server.stop()
     return rows
@@ -190,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--many-messages", type=int, default=100)
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument(
+        "--stores", choices=("both", "compacted", "raw"), default="both", help="which to measure"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -212,8 +282,10 @@ def main(argv: list[str] | None = None) -> int:
             viewport={"width": 1400, "height": 900},
         )
         try:
-            rows += run(compacted, "compacted", args.repeat, context)
-            rows += run(raw, "not compacted", args.repeat, context)
+            if args.stores in ("both", "compacted"):
+                rows += run(compacted, "compacted", args.repeat, context)
+            if args.stores in ("both", "raw"):
+                rows += run(raw, "not compacted", args.repeat, context)
         finally:
             context.close()
     print_table(

@@ -32,12 +32,15 @@ from lossless.engine.assembly import SUMMARIES_NOTE, assemble, render_summary
 from lossless.engine.engine import Engine
 from lossless.injection import escape_markup
 from lossless.models import NewSummary, Summary
+from lossless.quoted import ATTRIBUTION_LEAD, QUOTE_PREFIX
 from lossless.summarize import EXPAND_PREFIX
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 bench = pytest.importorskip("bench_injection")
 
 WRAPPER_TAGS = {"summary", "parents", "summary_ref", "content"}
+QUOTATION_RE = re.compile(re.escape(ATTRIBUTION_LEAD) + r" “[^“”]*”")
+HEADER_RE = re.compile(r"\[[0-9\-: T.Z]{1,30}\] (?:user|assistant|tool|system|summary):")
 TAG_RE = re.compile(r"<\s*(/?)\s*([A-Za-z_|!?][\w:.|-]*)")
 
 markup = st.text(
@@ -82,9 +85,9 @@ def test_summary_text_cannot_close_or_open_an_element(content: str) -> None:
 
 
 def _check_quoted_body(body: str) -> None:
-    """Every line of summary text is quoted, and once the quote marks are
-    taken off no ``<`` or ``>`` is left: the only unquoted line is the
-    pointer render_summary appends, with its own mention of <parents>."""
+    """Every line of summary text is quoted and attributed, and once the quote
+    marks are taken off no ``<`` or ``>`` is left: the only unquoted line is
+    the pointer render_summary appends, with its own mention of <parents>."""
     lines = body.split("\n")
     unquoted = [line for line in lines if line and not line.startswith(">")]
     assert len(unquoted) <= 1, unquoted
@@ -93,6 +96,11 @@ def _check_quoted_body(body: str) -> None:
     for line in lines:
         own = line[1:] if line.startswith(">") else line.replace("listed in <parents>", "")
         assert "<" not in own and ">" not in own, line
+        # Every word of a quoted line is inside an attribution, or the line is
+        # a speaker header (a time and a role name) or holds no letter at all.
+        if line.startswith(QUOTE_PREFIX):
+            outside = QUOTATION_RE.sub("", line[len(QUOTE_PREFIX) :])
+            assert HEADER_RE.fullmatch(outside) or not re.search(r"[^\W\d_]", outside), line
 
 
 @given(anything)

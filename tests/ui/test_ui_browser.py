@@ -114,6 +114,9 @@ def test_dag_to_a_source_message_and_back(page: Any, ui_server: UiServer, artifa
     root_id = condensed.get_attribute("data-id")
     condensed.click()
     page.wait_for_selector("#expand-children")
+    # Only the summary's own fields: no stray "null" for a field it lacks.
+    assert [t.strip() for t in page.locator("#dag-panel > p").all_inner_texts()].count("null") == 0
+    assert "null" not in page.inner_text("#dag-panel").split("\n")
     page.click("#expand-children")
     page.wait_for_selector("svg.dag g.node.leaf")
     shoot(page, artifacts, "dag-expanded")

@@ -72,7 +72,8 @@ def dag_roots(engine: Engine, conversation_id: int) -> dict[str, Any]:
     imported session has 100,000 of them in context)."""
     store = engine.store
     figures = store.conversations.listing([conversation_id])[conversation_id]
-    roots = [summary_node(engine, s) for s in store.context.summaries(conversation_id)]
+    in_context = store.context.summaries(conversation_id) if figures.summaries_by_depth else []
+    roots = [summary_node(engine, s) for s in in_context]
     return {
         "conversation_id": conversation_id,
         "roots": roots,

@@ -196,16 +196,37 @@ class Conversations(Repo):
                 "WHERE conversation_id = ANY(%s) GROUP BY conversation_id, depth",
                 [ids],
             ),
-            context=self.s._q(
-                "SELECT c.conversation_id, count(*) AS items, sum(c.token_count) AS tokens, "
-                "sum(CASE WHEN c.item_type = 'message' THEN 1 ELSE 0 END) AS raw, "
-                "sum(CASE WHEN c.item_type = 'summary' THEN s.source_token_count "
-                "ELSE c.token_count END) AS history "
-                "FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id "
-                "WHERE c.conversation_id = ANY(%s) GROUP BY c.conversation_id",
-                [ids],
-            ),
+            context=self._context_figures(ids),
         )
+
+    def _context_figures(self, ids: Sequence[int]) -> builtins.list[dict[str, Any]]:
+        """Each conversation's context counts (``context.stats``: no listing of its
+        items) and the source tokens of the summaries in it, read through the
+        summary items only."""
+        stats = {cid: self.s.context.stats(cid) for cid in ids}
+        sources: dict[int, int] = {}
+        # Only conversations with summaries in context: a long raw one is not scanned.
+        compacted = [cid for cid, s in stats.items() if s.summaries]
+        if compacted:
+            for r in self.s._q(
+                "SELECT c.conversation_id, sum(s.source_token_count) AS source "
+                "FROM context_items c JOIN summaries s ON s.id = c.summary_id "
+                "WHERE c.conversation_id = ANY(%s) AND c.item_type = 'summary' "
+                "GROUP BY c.conversation_id",
+                [compacted],
+            ):
+                sources[int(r["conversation_id"])] = int(r["source"] or 0)
+        return [
+            {
+                "conversation_id": cid,
+                "items": s.items,
+                "tokens": s.tokens,
+                "raw": s.items - s.summaries,
+                "history": s.message_tokens + sources.get(cid, 0),
+            }
+            for cid, s in stats.items()
+            if s.items
+        ]
 
     def _last_activity(self, ids: Sequence[int]) -> builtins.list[Any]:
         # The newest message by seq: one probe of the (conversation_id, seq)

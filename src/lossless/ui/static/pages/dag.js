@@ -3,7 +3,7 @@
 // condensed summary draws the summaries it was built from below it (a page
 // at a time); a leaf's source messages are listed, paged, in the side panel.
 import { api } from "../api.js";
-import { h, put, svg, num, span, when, badge } from "../dom.js";
+import { h, append, put, svg, num, span, when, badge } from "../dom.js";
 
 const W = 176, H = 92, GAP_X = 14, GAP_Y = 58, CHILD_PAGE = 25;
 
@@ -167,11 +167,11 @@ export async function render(root, { match, params, go, isCurrent }) {
     ];
     if (detail.kind === "condensed") {
       body.push(h("button", { type: "button", id: "expand-children", onclick: () => toggle(id) }, expanded.has(id) ? "Hide the summaries below" : `Show the ${num(detail.child_count)} summaries it was built from`));
-      panel.replaceChildren(...body);
+      panel.replaceChildren(); append(panel, body);
     } else {
       const list = h("div", { id: "source-messages" });
       body.push(h("h3", {}, `Source messages (${num(detail.child_count)})`), list);
-      panel.replaceChildren(...body);
+      panel.replaceChildren(); append(panel, body);
       await messagesPage(id, null, list);
     }
   }

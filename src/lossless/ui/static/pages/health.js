@@ -47,6 +47,9 @@ export async function render(root, { params, go, isCurrent }) {
     ),
     h("h2", {}, "Doctor"),
   );
+  // Painted: everything but the counts is on screen.
+  window.__lcmPaint = performance.now();
+  document.body.dataset.painted = "health";
   const s = await counting;
   if (!isCurrent()) return;
   const cells = stats.querySelectorAll("td");
