@@ -902,6 +902,7 @@ def test_a_store_timeout_shorter_than_the_budget_stays_an_error(pg_url: str) -> 
     from lossless.store.postgres.statement_budget import bounded
     from lossless.store.regex import ScanBudget
 
+    PostgresStore(pg_url).close()  # migrated first: a migration may take longer than 100 ms
     short = PostgresStore(pg_url, statement_timeout_ms=100)
     try:
         with (
