@@ -542,7 +542,8 @@ class ContextRepository(Protocol):
     def token_total(self, conversation_id: int) -> int: ...
 
     def stats(self, conversation_id: int) -> ContextStats:
-        """Item count, token sum, summary count and raw-message token sum, in one query."""
+        """Item count, token sum, summary count and raw-message token sum, kept by every
+        context write: the cost does not grow with the conversation."""
         ...
 
     def newest(
