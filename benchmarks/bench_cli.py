@@ -11,12 +11,16 @@ bytecode (in a scratch prefix), as an installed package does; one warm-up
 run of each command fills it and the page cache first.
 
 Building a 100,000-message store takes minutes: ``--home`` keeps it for the
-next run (built there when missing).
+next run (built there when missing). ``--before-src`` names the ``src``
+folder of another checkout (an earlier commit): each command then also runs
+with that code (``PYTHONPATH``), interleaved with this one's, so the two
+columns share the machine's load.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_cli.py --messages 100000 --home /tmp/lcm-bench-cli
     .venv/bin/python benchmarks/bench_cli.py --messages 10000 --runs 10
+    .venv/bin/python benchmarks/bench_cli.py --before-src /tmp/old-checkout/src
 """
 
 from __future__ import annotations
@@ -63,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--home", type=Path, help="Keep the store here (built when missing) for later runs."
     )
+    parser.add_argument(
+        "--before-src", type=Path, help="Also run each command with this code, interleaved."
+    )
     args = parser.parse_args(argv)
     common.print_machine()
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-cli-"))
@@ -79,36 +86,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = bench_mcp.child_env(scratch)
         env["LCM_HOME"] = str(home)
         env.pop("COLUMNS", None)
+        before_env = None
+        if args.before_src is not None:
+            before_env = {**env, "PYTHONPATH": str(args.before_src.resolve())}
         floor_argv = [sys.executable, "-c", "pass"]
         timed(floor_argv, env, project)
         for command in COMMANDS:
             timed([str(LCM), *command], env, project)  # bytecode, page cache
+            if before_env is not None:
+                timed([str(LCM), *command], before_env, project)
         floors: list[tuple[float, float]] = []
         results: dict[tuple[str, ...], list[tuple[float, float]]] = {c: [] for c in COMMANDS}
+        before: dict[tuple[str, ...], list[tuple[float, float]]] = {c: [] for c in COMMANDS}
         for _ in range(args.runs):
             for command in COMMANDS:
                 floors.append(timed(floor_argv, env, project))
                 results[command].append(timed([str(LCM), *command], env, project))
+                if before_env is not None:
+                    before[command].append(timed([str(LCM), *command], before_env, project))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     floor_wall = common.median([w for w, _ in floors])
     floor_cpu = common.median([c for _, c in floors])
+    compared = args.before_src is not None
     rows: list[list[object]] = [
-        ["python -c pass (floor)", f"{floor_wall * 1000:.1f}", f"{floor_cpu * 1000:.1f}", "1.0x"]
+        [
+            "python -c pass (floor)",
+            *(["-", "-"] if compared else []),
+            f"{floor_wall * 1000:.1f}",
+            f"{floor_cpu * 1000:.1f}",
+            "1.0x",
+        ]
     ]
     for command, runs in results.items():
         wall = common.median([w for w, _ in runs])
         cpu = common.median([c for _, c in runs])
+        then = before[command]
         rows.append(
             [
                 f"lcm {' '.join(command)}",
+                *(
+                    [
+                        f"{common.median([w for w, _ in then]) * 1000:.1f}",
+                        f"{common.median([c for _, c in then]) * 1000:.1f}",
+                    ]
+                    if compared
+                    else []
+                ),
                 f"{wall * 1000:.1f}",
                 f"{cpu * 1000:.1f}",
                 f"{wall / floor_wall:.1f}x",
             ]
         )
+    before_headers = ["before wall ms", "before cpu ms"] if compared else []
     common.print_table(
-        ["command", "wall p50 ms", "cpu p50 ms", "wall / floor"],
+        ["command", *before_headers, "wall p50 ms", "cpu p50 ms", "wall / floor"],
         rows,
         title=f"lcm commands, {args.runs} runs each, store of {args.messages:,} messages",
     )

@@ -14,7 +14,9 @@ has had no time); sent ``--think-ms`` later (a client waiting for its model's
 first answer before it calls a tool); and in a fresh home (the home's
 tool-list cache deleted first, as on a new install or a new version's first
 start), where ``tools/list`` is timed from spawn and then an ``lcm_store``
-call, which only the SDK answers. The interpreter floor (``python3 -c pass``,
+call, which only the SDK answers; and a session held open ``--hold-s``
+after its first call (a client's session is minutes long), for the
+server's CPU time and peak RSS over it. The interpreter floor (``python3 -c pass``,
 spawn to exit) is measured in the same run, interleaved, so the ratio shows
 what is ours. Children write and reuse bytecode (in a scratch prefix), as an
 installed package does.
@@ -107,7 +109,13 @@ def store_call(proc: subprocess.Popen[bytes], request_id: int) -> float:
 
 
 def one_run(
-    home: Path, project: Path, env: dict[str, str], think_s: float = 0.0, *, fresh: bool = False
+    home: Path,
+    project: Path,
+    env: dict[str, str],
+    think_s: float = 0.0,
+    *,
+    fresh: bool = False,
+    hold_s: float = 0.0,
 ) -> dict[str, float]:
     env = {**env, "LCM_HOME": str(home)}
     if fresh:
@@ -166,6 +174,7 @@ def one_run(
         if request_id == 2:
             t_first = time.perf_counter() - start
         assert not result.get("isError"), result
+    time.sleep(hold_s)
     closed = time.perf_counter()
     proc.stdin.close()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -178,6 +187,7 @@ def one_run(
         "second call": calls[1],
         "exit after EOF": time.perf_counter() - closed,
         "server CPU, session of list + 2 greps": usage.ru_utime + usage.ru_stime,
+        "peak RSS MiB, session of list + 2 greps": usage.ru_maxrss / 1024,
     }
 
 
@@ -195,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument(
         "--think-ms", type=float, default=300, help="Wait before the later first call."
+    )
+    parser.add_argument(
+        "--hold-s", type=float, default=3.0, help="How long the held session stays open."
     )
     args = parser.parse_args(argv)
     common.print_machine()
@@ -219,6 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             think = one_run(home, project, env, args.think_ms / 1000)
             run[later] = think["first call, sent at once"]
             run.update(one_run(home, project, env, fresh=True))
+            held = one_run(home, project, env, hold_s=args.hold_s)
+            run[f"server CPU, session held {args.hold_s:g} s"] = held[
+                "server CPU, session of list + 2 greps"
+            ]
+            run[f"peak RSS MiB, session held {args.hold_s:g} s"] = held[
+                "peak RSS MiB, session of list + 2 greps"
+            ]
             runs.append(run)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -248,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio = f"{p50 / floor:.1f}x" if since == "from spawn" else "-"
         if name.startswith("server CPU"):
             since, ratio = "CPU", f"{p50 / floor_cpu:.1f}x"
+        if name.startswith("peak RSS"):
+            rows.append([name, f"{p50:.1f}", f"{common.percentile(values, 95):.1f}", "-"])
+            continue
         rows.append(
             [
                 f"{name} ({since})",

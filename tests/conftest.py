@@ -7,6 +7,7 @@ and skip with a message when that folder is absent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +32,20 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     # Embedding a test's history costs CPU minutes where the `semantic` extra is
     # installed; the semantic tests turn it on for themselves.
     monkeypatch.setenv("LCM_SEMANTIC_ENABLED", "false")
+    # Hundreds of tests run hooks in homes of their own: a resident hook
+    # server per home would outlive its test. The tests of the server (and a
+    # run of the hook tests with it, LCM_TEST_HOOK_SERVER=1) turn it on.
+    serving = os.environ.get("LCM_TEST_HOOK_SERVER", "") not in ("", "0")
+    if not serving:
+        monkeypatch.setenv("LCM_HOOKS_SERVER", "false")
+    else:
+        monkeypatch.setenv("LCM_HOOKS_SERVER_IDLE_S", "60")
     yield
+    if serving:
+        # The test's hooks may have started a server in its home: never leave it behind.
+        from lossless.hook_server.control import stop
+
+        stop(home)
 
 
 @pytest.fixture

@@ -9,10 +9,12 @@ does not pay for importing the whole engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Not `typing.TYPE_CHECKING`: every hook imports this package first, and
+# typing (with re, enum, functools) costs a hook's client a few ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from lossless.config import Config, load_config
     from lossless.engine.engine import ConversationHandle, Engine
     from lossless.errors import (
@@ -70,6 +72,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lossless' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

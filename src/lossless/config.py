@@ -132,6 +132,19 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Spend cap: most anthropic/openai tokens (input + output) in any 24 hours (0: no cap).",
     ),
+    Setting(
+        "hooks.server",
+        bool,
+        True,
+        "Run hooks on a resident per-home hook server (`lcm hook-server`); off: every "
+        "hook runs in its own process.",
+    ),
+    Setting(
+        "hooks.server_idle_s",
+        int,
+        1800,
+        "Seconds the hook server waits for the next hook before it exits.",
+    ),
     Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
     Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
     Setting("recall.budget_bytes", int, 1_500, "Most bytes of memories added to one prompt."),
@@ -402,6 +415,14 @@ class Config:
             tokens_per_hour=self.summarizer_max_tokens_per_hour,
             tokens_per_day=self.summarizer_max_tokens_per_day,
         )
+
+    @property
+    def hooks_server(self) -> bool:
+        return self._typed("hooks.server", bool)
+
+    @property
+    def hooks_server_idle_s(self) -> int:
+        return self._typed("hooks.server_idle_s", int)
 
     @property
     def redaction_enabled(self) -> bool:

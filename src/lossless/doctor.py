@@ -14,6 +14,8 @@ Checks, in the order a user would fix things:
   on PATH) and answers one tiny real call within ``PROBE_TIMEOUT_S``; a
   failure names its cause (a bad key, a dead server, a command that exits 1).
 - **hooks log**: recent hook failures.
+- **hook server**: whether the resident hook server runs (pid, idle timeout)
+  or is turned off.
 
 A check is ``ok``, ``info``, ``warn`` or ``problem``; only problems make the
 command exit non-zero.
@@ -745,6 +747,34 @@ def check_hook_log(config: Config) -> list[Check]:
     return [Check("hooks", "log", "ok", f"{runs} run(s) in the last 24h; last at {last}")]
 
 
+def check_hook_server(config: Config) -> list[Check]:
+    from lossless.hook_server.control import state
+
+    if not config.hooks_server:
+        origin = config.origins.get("hooks.server", "default")
+        return [
+            Check(
+                "hooks",
+                "server",
+                "info",
+                f"off ({origin}): every hook runs in its own process",
+                "`lcm config unset hooks.server` turns it back on",
+            )
+        ]
+    found = state(config.home)
+    if found.running:
+        return [Check("hooks", "server", "ok", found.describe())]
+    return [
+        Check(
+            "hooks",
+            "server",
+            "info",
+            "not running: the next hook runs in its own process and starts it "
+            f"(it exits after {config.hooks_server_idle_s} s without a hook)",
+        )
+    ]
+
+
 def run_checks(
     config: Config,
     *,
@@ -770,4 +800,5 @@ def run_checks(
     checks.extend(check_store_and_worker(config))
     checks.extend(check_summarizer(config, probe=probe_summarizer))
     checks.extend(check_hook_log(config))
+    checks.extend(check_hook_server(config))
     return checks

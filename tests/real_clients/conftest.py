@@ -39,3 +39,8 @@ def sandbox(tmp_path: Path, clients_bin: Path, conversation: Conversation) -> It
         yield box
     finally:
         server.stop()
+        # The clients' hooks ran on the sandbox's hook server (on, as for a
+        # user): it must not outlive the test.
+        from lossless.hook_server.control import stop
+
+        stop(box.lcm_home)

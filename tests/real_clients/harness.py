@@ -83,6 +83,9 @@ class Sandbox:
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             "LCM_HOME": str(self.lcm_home),
+            # Hooks run on the home's hook server, as a user's do; should a
+            # test end without stopping it, it goes by itself soon.
+            "LCM_HOOKS_SERVER_IDLE_S": "120",
             # Claude Code
             "ANTHROPIC_BASE_URL": self.server.url,
             "ANTHROPIC_API_KEY": "sk-ant-scripted",

@@ -145,6 +145,49 @@ class StoreConformance:
         assert [m.content for m in again.inserted] == ["c"]
         assert store.messages.count(cid) == 3
 
+    def test_a_batch_with_repeats_keeps_each_first_and_its_parts_and_lines(
+        self, store: Store
+    ) -> None:
+        # The batch is written with one statement per table: a message skipped
+        # in its middle must not shift the parts or lines of those after it.
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("old", "k0")])
+
+        def with_lines(text: str, key: str | None) -> NewMessage:
+            line = NewNativeRecord(f"n-{text}", "message", f'{{"text": "{text}"}}', "/t.jsonl")
+            return NewMessage(
+                role="user",
+                content=text,
+                ingest_key=key,
+                parts=(NewPart(kind="text", text=f"part of {text}"),),
+                native_records=() if key is None else (line,),
+            )
+
+        batch = [
+            with_lines("a", "k1"),
+            with_lines("stored before", "k0"),
+            with_lines("b", None),
+            with_lines("a again", "k1"),
+            with_lines("c", "k2"),
+            with_lines("d", None),
+        ]
+        result = store.messages.append(cid, batch)
+        assert result.skipped == 2
+        assert [m.content for m in result.inserted] == ["a", "b", "c", "d"]
+        assert [m.seq for m in result.inserted] == [1, 2, 3, 4]
+        assert len({m.id for m in result.inserted}) == 4
+        listed = store.messages.list(cid)
+        assert [(m.id, m.content) for m in listed[1:]] == [
+            (m.id, m.content) for m in result.inserted
+        ]
+        parts = store.messages.parts([m.id for m in result.inserted])
+        for m in result.inserted:
+            assert [p.text for p in parts[m.id]] == [f"part of {m.content}"]
+        lines = {r.message_id: r.raw for r in store.messages.native_records(cid)}
+        for m in result.inserted:
+            if m.ingest_key is not None:
+                assert lines[m.id] == f'{{"text": "{m.content}"}}'
+
     def test_content_round_trips_byte_exact(self, store: Store) -> None:
         cid = self.conv(store)
         samples = [

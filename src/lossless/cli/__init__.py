@@ -9,10 +9,13 @@ only its own module (``lossless.cli.app.COMMANDS``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+# Not `typing.TYPE_CHECKING`: every hook imports this module, and typing
+# costs a few ms of start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import click
 
     from lossless.config import Config
@@ -50,39 +53,26 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _fast_hook(args: list[str]) -> int | None:
-    """Run ``[--home H] hook EVENT [--client C] [--inline-bytes N] [--background]`` directly.
+    """Run a hook (see ``hook_args``) without click: on the home's server, else inline.
 
-    (and the hidden ``--lock-fd N`` a hook passes to the background import it starts)
-
-    Returns None for anything else (help, unknown options), which click handles.
+    Returns None for anything that is not a hook.
     """
-    from pathlib import Path
+    from lossless.hook_server.invocation import hook_args, run_hook
 
-    home: str | None = None
-    if args[:1] == ["--home"] and len(args) >= 3:
-        home, args = args[1], args[2:]
-    elif args[:1] and args[0].startswith("--home="):
-        home, args = args[0].split("=", 1)[1], args[1:]
-    if len(args) < 2 or args[0] != "hook" or args[1].startswith("-"):
+    parsed = hook_args(args)
+    if parsed is None:
         return None
-    event, rest = args[1], args[2:]
-    client: str | None = None
-    inline_bytes: int | None = None
-    background = False
-    lock_fd: int | None = None
-    while rest:
-        option = rest.pop(0)
-        if option == "--client" and rest:
-            client = rest.pop(0)
-        elif option == "--inline-bytes" and rest and rest[0].isdigit():
-            inline_bytes = int(rest.pop(0))
-        elif option == "--background":
-            background = True
-        elif option == "--lock-fd" and rest and rest[0].isdigit():
-            lock_fd = int(rest.pop(0))
-        else:
-            return None
+    home, background = parsed[0], parsed[4]
+    start_server = False
+    stdin: bytes | None = None
     if not background:
+        # A background import holds a lock passed by descriptor: it stays here.
+        from lossless.hook_server import client as server_client
+
+        served = server_client.serve(args, home)
+        if not isinstance(served, server_client.Fallback):
+            return served
+        start_server, stdin = served.start, served.stdin
         # A hook process lives for one turn's delta, and most of what it
         # allocates is the modules it imports, which stay alive: the cyclic
         # collector would run ~40 times (a few ms) to free almost nothing.
@@ -96,16 +86,7 @@ def _fast_hook(args: list[str]) -> int | None:
     # the methods of its records), kept from the last hook.
     regex_cache.install()
     dataclass_cache.install()
-    from lossless import hooks
-
-    code = hooks.main(
-        hooks.canonical_event(event),
-        home=Path(home) if home else None,
-        client=client,
-        inline_bytes=hooks.DEFAULT_INLINE_BYTES if inline_bytes is None else inline_bytes,
-        background=background,
-        lock_fd=lock_fd,
-    )
+    code = run_hook(parsed, stdin=stdin, start_server=start_server)
     regex_cache.keep()
     dataclass_cache.keep()
     return code

@@ -79,6 +79,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "integration",
         "Handle one Claude Code / Codex hook EVENT, reading its JSON from stdin.",
     ),
+    "hook-server": (
+        "hook_server",
+        "Show, stop or run the resident hook server of this data folder.",
+    ),
     "import": (
         "history",
         "Import transcripts; with no PATH, all Claude Code and Codex history on this machine.",

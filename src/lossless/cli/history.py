@@ -269,6 +269,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     spend = _spend(engine.config)
     cap_mb = engine.config.storage_size_cap_mb
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
+    hook_server = _hook_server(engine.config)
     if as_json:
         emit_json(
             {
@@ -289,6 +290,7 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
                 },
                 "config_problems": report.config_problems,
                 "semantic": _semantic_json(report),
+                "hook_server": hook_server,
             }
         )
         return
@@ -351,8 +353,27 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     )
     for conversation_id, error in sorted(report.compaction_errors.items()):
         show(f"  conversation {conversation_id}: {error}")
+    show(f"hook server:   {hook_server['described']}")
     for problem in report.config_problems:
         show(f"config problem: {problem} (left out; the valid settings are in use)")
+
+
+def _hook_server(config: Config) -> dict[str, Any]:
+    """The resident hook server: on or off, running or not, its pid and idle timeout."""
+    from lossless.hook_server.control import state
+
+    if not config.hooks_server:
+        origin = config.origins.get("hooks.server", "default")
+        return {"enabled": False, "running": False, "described": f"off ({origin})"}
+    found = state(config.home)
+    return {
+        "enabled": True,
+        "running": found.running,
+        "pid": found.pid,
+        "idle_timeout_s": found.idle_timeout_s,
+        "requests": found.requests,
+        "described": found.describe(),
+    }
 
 
 def _spend(config: Config) -> dict[str, Any] | None:

@@ -173,8 +173,10 @@ def mcp(ctx: click.Context, project: str | None, all_projects: bool) -> None:
     lcm_expand_query and lcm_status read history; lcm_store keeps a durable
     memory for the project; lcm_llm_map and lcm_agentic_map start a job over
     many items and lcm_job follows it. They see the current project's sessions unless
-    asked for all projects. initialize is answered at once, before the SDK
-    loads; the server exits when its client closes stdin or goes away.
+    asked for all projects. initialize, the tool list and the read-only tools
+    are answered without loading the MCP SDK, which loads only for a call that
+    needs it (lcm_store, lcm_expand_query, the map tools); the server exits
+    when its client closes stdin or goes away.
     Needs the MCP SDK:
 
     \b
@@ -354,6 +356,13 @@ def install(
         plan.apply()
         if client == "codex":
             plan.notes.append(_confirm_codex_trust(ctx, scope, project_dir))
+        from lossless import mcp_tool_list
+
+        # Clients build their first request from the tool lists they have
+        # by then: the server's must not wait for the SDK's import.
+        prepared = mcp_tool_list.prepare_home(state_of(ctx).config(lenient=True).home)
+        if prepared is not None:
+            plan.notes.append(prepared)
     _report(plan, dry_run, as_json)
     if not dry_run and not as_json and plan.changed:
         click.echo("Restart the client to load the hooks; `lcm doctor` checks the setup.")
@@ -378,12 +387,20 @@ def uninstall(
 
     Only entries that run `lcm hook` / `lcm mcp` (and, for Codex, the block
     between lossless's markers in config.toml) are removed; a file left empty
-    that lossless created is deleted. Stored history is not touched.
+    that lossless created is deleted; the hook server stops. Stored history is
+    not touched.
     """
     plan = _plan(ctx, "uninstall", client, scope, project_dir)
     if not dry_run:
         plan.apply()
     _report(plan, dry_run, as_json)
+    if not dry_run:
+        from lossless.hook_server.control import stop
+
+        # Hooks still installed elsewhere start a new one at their next run.
+        stopped = stop(state_of(ctx).config(lenient=True).home)
+        if stopped is not None and not as_json:
+            click.echo(f"stopped the hook server (pid {stopped})")
 
 
 @cli.command()

@@ -34,6 +34,8 @@ from lossless.hooks.replayed import last_injected, only_new, remember_injected, 
 from lossless.offline_capture import capture_offline, deliver_outbox
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
@@ -59,13 +61,18 @@ def main(
     inline_bytes: int | None = DEFAULT_INLINE_BYTES,
     background: bool = False,
     lock_fd: int | None = None,
+    start_server: Callable[[Config], int | None] | None = None,
+    note: str = "",
 ) -> int:
     """Run one hook from the command line. Always returns 0.
 
     ``background`` marks the detached process a hook starts for a large
     backlog (see ``DEFAULT_INLINE_BYTES``; None: never defer); ``lock_fd`` is
     the session's background-import lock, already taken by that hook and
-    inherited.
+    inherited. ``start_server``: the hook runs inline because the home has
+    no hook server; this starts one for the next hook
+    (``lossless.hook_server.control.start_detached``) unless ``hooks.server``
+    is off. ``note`` goes into the log line.
 
     Never raises, never writes anything but the event's JSON answer to
     stdout: a hook's job is to stay out of the way.
@@ -100,6 +107,12 @@ def main(
             out.write(outcome.output)
             out.flush()
         notes = outcome.notes + [f"config: {p.describe()}" for p in config.problems]
+        if start_server is not None and config.hooks_server:
+            pid = start_server(config)
+            if pid is not None:
+                notes.append(f"started hook server {pid}")
+        if note:
+            notes.append(note)
         if config.storage_size_cap_mb > 0 and config.storage_backend == "sqlite":
             from lossless.size_cap import warn_once
 
@@ -110,6 +123,8 @@ def main(
     except BaseException as exc:
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"
+        if note:
+            detail = f"{note}: {detail}"
         if config is not None:
             detail += "".join(f"; config: {p.describe()}" for p in config.problems)
         if not isinstance(exc, HookInputError):

@@ -58,6 +58,8 @@ def check_text(value: str | None, what: str) -> None:
         return
     if "\x00" in value:
         raise InputError(f"{what} contains U+0000 (NUL), which lossless does not store")
+    if value.isascii():  # a flag CPython keeps: no copy, and no surrogate in ASCII
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
