@@ -166,10 +166,13 @@ class Vectors(Repo):
         found: dict[int, list[MessageNeighbour]] = {}
         for r in self.s._q(
             "SELECT m.id AS origin, n.seq - m.seq AS offset, n.id, e.vector "
-            "FROM json_each(?) j JOIN messages m ON m.id = j.value "
-            "JOIN messages n ON n.conversation_id = m.conversation_id "
+            # CROSS JOIN fixes this loop order (ids -> message -> neighbours ->
+            # vectors, each by its index); measured: a search at 100,000 messages
+            # spent 9 s of CPU in this query, planned otherwise.
+            "FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value "
+            "CROSS JOIN messages n ON n.conversation_id = m.conversation_id "
             "AND n.seq BETWEEN m.seq - ? AND m.seq + ? "
-            "JOIN embeddings e ON e.model = ? AND e.kind = 'message' "
+            "CROSS JOIN embeddings e ON e.model = ? AND e.kind = 'message' "
             "AND e.ref = CAST(n.id AS TEXT) AND e.chunk = 0 "
             "WHERE e.vector IS NOT NULL ORDER BY m.id, n.seq",
             (json.dumps(sorted(set(message_ids))), before, after, model),
