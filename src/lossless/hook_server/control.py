@@ -161,17 +161,12 @@ def start_detached(config: Config) -> int | None:
     processes; the second finds the lock taken and exits at once.
     """
     home = config.home
-    if _live_pid(home) is not None:
-        return None
+    if not hasattr(os, "fork") or _live_pid(home) is not None:
+        return None  # no fork: no Unix sockets either (the client never asks)
     config.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     log = str(config.log_dir / wire.LOG_NAME)
     # The server warms up once this hook has returned, not against it.
-    argv = server_command(home, after=os.getpid())
-    if hasattr(os, "fork"):
-        return _fork_exec(argv, log)
-    from lossless.process import spawn_detached  # pragma: no cover - no fork
-
-    return spawn_detached(config, argv)  # pragma: no cover
+    return _fork_exec(server_command(home, after=os.getpid()), log)
 
 
 def _fork_exec(argv: list[str], log: str) -> int:
