@@ -9,8 +9,10 @@ Three measurements (issue 3, Benchmarks):
   compacted per second, wall and CPU.
 - ``assemble``: ``Engine.assemble`` of that conversation at a 128k budget,
   p50/p95 over ``--assemble-runs`` calls, before compaction (100,000 raw
-  context items) and after; the peak RSS of ``lcm context`` (a fresh
-  interpreter) on each.
+  context items) and after; its floor in the same run (the store reads an
+  assembly of that many items cannot skip: the newest items, their
+  messages and parts, CPU per call); the peak RSS of ``lcm context`` (a
+  fresh interpreter) on each.
 - ``extractive``: the same stored conversation swept by the default
   extractive summarizer (offline compaction as users run it), next to the
   zero-cost sweep of the same run (the engine's own floor): messages per
@@ -31,6 +33,9 @@ Usage::
     .venv/bin/python benchmarks/bench_compaction.py --messages 10000 --skip-quality
     .venv/bin/python benchmarks/bench_compaction.py --skip-overhead    # quality only
     .venv/bin/python benchmarks/bench_compaction.py --skip-quality --skip-extractive
+    # assembly of the largest conversation of a kept store (bench_grep --build-into),
+    # then of a copy swept with the zero-cost summarizer:
+    .venv/bin/python benchmarks/bench_compaction.py --assemble-store /tmp/g1m --sweep-copy /tmp/g1m-c
 """
 
 from __future__ import annotations
@@ -109,8 +114,23 @@ def time_assemble(engine: Engine, conversation_id: int, runs: int) -> list[objec
         common.percentile(times, 95),
         max(times),
         cpu_ms,
+        reads_floor_ms(engine, conversation_id, len(context.included), runs),
         len(context.included),
     ]
+
+
+def reads_floor_ms(engine: Engine, conversation_id: int, items: int, runs: int) -> float:
+    """CPU ms per call of the store reads alone that an assembly of ``items`` items
+    cannot do without: those newest context items, their messages and parts."""
+    store = engine.store
+    cpu = common.cpu_seconds()
+    for _ in range(runs):
+        newest = store.context.newest(conversation_id, limit=max(1, items))
+        ids = [i.message_id for i in newest if i.message_id is not None]
+        store.messages.get_many(ids)
+        if ids:
+            store.messages.parts(ids)
+    return (common.cpu_seconds() - cpu) * 1000 / runs
 
 
 def context_peak_rss(home: Path, conversation_id: int) -> float:
@@ -140,6 +160,7 @@ ASSEMBLE_HEADERS = [
     "p95 ms",
     "max ms",
     "cpu ms/call",
+    "floor: reads cpu ms",
     "items out",
     "lcm context peak RSS MiB",
     "target p50",
@@ -478,6 +499,42 @@ def quality_row(q: Quality) -> list[object]:
     ]
 
 
+def bench_store_assembly(home: Path, runs: int, sweep_copy: Path | None) -> None:
+    """The assembly rows for the largest conversation of the store at ``home`` (as it
+    is), then of a copy of it at ``sweep_copy`` swept with the zero-cost summarizer."""
+    with Engine.open(home) as engine:
+        largest = max(
+            engine.store.conversations.list(), key=lambda c: engine.store.context.stats(c.id).items
+        )
+        label = "compacted" if engine.store.context.stats(largest.id).summaries else "not compacted"
+        rows = [
+            [label, *time_assemble(engine, largest.id, runs), context_peak_rss(home, largest.id)]
+        ]
+    if sweep_copy is not None:
+        if sweep_copy.exists():
+            raise SystemExit(f"{sweep_copy} exists; give a new directory for the swept copy")
+        shutil.copytree(home, sweep_copy)
+        with Engine.open(sweep_copy) as engine:
+            engine.summarizer = ZeroCostSummarizer()
+            start, cpu = common.clock(), common.cpu_seconds()
+            result = engine.compactor().sweep(largest.id)
+            print(
+                f"swept the copy: {len(result.passes)} passes in {common.clock() - start:.0f} s "
+                f"({common.cpu_seconds() - cpu:.0f} s CPU)",
+                flush=True,
+            )
+            rows.append(
+                [
+                    "compacted",
+                    *time_assemble(engine, largest.id, runs),
+                    context_peak_rss(sweep_copy, largest.id),
+                ]
+            )
+    common.print_table(
+        ASSEMBLE_HEADERS[:-1], rows, title=f"assemble at a 128k budget, store {home.name}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
@@ -487,8 +544,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-extractive", action="store_true")
+    parser.add_argument(
+        "--assemble-store",
+        type=Path,
+        help="only time assembly of the largest conversation of this store (an LCM_HOME)",
+    )
+    parser.add_argument(
+        "--sweep-copy",
+        type=Path,
+        help="with --assemble-store: also copy the store here, sweep it, time assembly again",
+    )
     args = parser.parse_args(argv)
     common.print_machine()
+    if args.assemble_store is not None:
+        bench_store_assembly(args.assemble_store, args.assemble_runs, args.sweep_copy)
+        return 0
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-compaction-"))
     try:
         if not args.skip_overhead:

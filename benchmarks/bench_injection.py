@@ -147,10 +147,13 @@ def detection(enabled: bool) -> Iterator[None]:
         return
     nothing: Any = lambda text, **_: []  # noqa: E731
     unchanged: Any = lambda text, **_: Neutralized(text, 0)  # noqa: E731
+    # The extractive summarizer judges its lines all at once (``flag_lines``).
+    no_lines: Any = lambda lines: ([False] * len(lines), [False] * max(0, len(lines) - 1))  # noqa: E731
     with contextlib.ExitStack() as stack:
         for module in ("extractive", "escalation"):
             stack.enter_context(mock.patch(f"lossless.summarize.{module}.scan", nothing))
             stack.enter_context(mock.patch(f"lossless.summarize.{module}.neutralize", unchanged))
+        stack.enter_context(mock.patch("lossless.summarize.extractive.flag_lines", no_lines))
         yield
 
 

@@ -156,30 +156,46 @@ def _decoded(text: str) -> list[str]:
     """Text hidden in base64, hex or percent-encoding inside ``text``."""
     found: list[str] = []
     for match in _B64_RE.finditer(text):
-        blob = match.group(0)
-        if blob.isalpha() and (blob.islower() or blob.isupper()):
-            continue  # a long word or identifier, not base64
-        padded = blob + "=" * (-len(blob) % 4)
-        for decode in (base64.b64decode, base64.urlsafe_b64decode):
-            try:
-                raw = decode(padded)
-            except (binascii.Error, ValueError):
-                continue
-            plain = _printable(raw)
-            if plain is not None:
-                found.append(plain)
-                break
+        plain = _b64_plain(match.group(0))
+        if plain is not None:
+            found.append(plain)
+    found.extend(_hex_plain(text))
+    found.extend(_percent_plain(text))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _b64_plain(blob: str) -> str | None:
+    """The readable text a base64 run decodes to, if any (runs repeat: cached)."""
+    if blob.isalpha() and (blob.islower() or blob.isupper()):
+        return None  # a long word or identifier, not base64
+    padded = blob + "=" * (-len(blob) % 4)
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            raw = decode(padded)
+        except (binascii.Error, ValueError):
+            continue
+        plain = _printable(raw)
+        if plain is not None:
+            return plain
+    return None
+
+
+def _hex_plain(text: str) -> list[str]:
+    found: list[str] = []
     for match in _HEX_RE.finditer(text):
         digits = re.sub(r"[\s:]", "", match.group(0))
         if len(digits) % 2 == 0:
             plain = _printable(bytes.fromhex(digits))
             if plain is not None:
                 found.append(plain)
-    if "%" in text:
-        for token in text.split():
-            if len(_PERCENT_RE.findall(token)) >= 3:
-                found.append(unquote(token))
     return found
+
+
+def _percent_plain(text: str) -> list[str]:
+    if "%" not in text:
+        return []
+    return [unquote(token) for token in text.split() if len(_PERCENT_RE.findall(token)) >= 3]
 
 
 # -- patterns -------------------------------------------------------------------------
@@ -898,6 +914,7 @@ class _Gates(NamedTuple):
     """One literal gate per family of patterns, positions as in the tuples above."""
 
     readable: LiteralGate  # _READABLE_RES then _MARKER_RES
+    readable_only: LiteralGate  # _READABLE_RES (for ``injection_lines``)
     markers: LiteralGate  # _MARKER_RES
     phrases: LiteralGate  # _PHRASE_RES
     compact: LiteralGate  # _COMPACT_RES
@@ -907,15 +924,36 @@ class _Gates(NamedTuple):
 def _gates() -> _Gates:
     """Built on the first scan (a hook that never scans does not pay for it)."""
 
-    def gate(patterns: tuple[tuple[str, _LazyPattern], ...]) -> LiteralGate:
-        return LiteralGate((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns)
+    def gate(
+        patterns: tuple[tuple[str, _LazyPattern], ...], spaces: frozenset[str] | None
+    ) -> LiteralGate:
+        return LiteralGate(
+            ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns), spaces=spaces
+        )
 
     return _Gates(
-        readable=gate(_READABLE_RES + _MARKER_RES),
-        markers=gate(_MARKER_RES),
-        phrases=gate(_PHRASE_RES),
-        compact=gate(_COMPACT_RES),
+        readable=gate(_READABLE_RES + _MARKER_RES, _VIEW_SPACES),
+        readable_only=gate(_READABLE_RES, _VIEW_SPACES),
+        markers=gate(_MARKER_RES, _VIEW_SPACES),
+        phrases=gate(_PHRASE_RES, _VIEW_SPACES),
+        compact=gate(_COMPACT_RES, None),
     )
+
+
+# Every view is built from ``_base``, where each run of whitespace other than
+# a newline became one space, so a space and a newline are the only whitespace
+# in it: the gates read ``\s`` as one of those two. Only the Unicode
+# decompositions of ``_folded`` could bring another back; a view holding one
+# runs every pattern of its family (``_gated``).
+_VIEW_SPACES = frozenset(" \n")
+_OTHER_SPACE_RE = re.compile(r"[^\S \n]")
+
+
+def _gated(gate: LiteralGate, body: str) -> list[int]:
+    """``gate.indices(body)``, or every position when ``body`` holds other whitespace."""
+    if body.isascii() or not _OTHER_SPACE_RE.search(body):
+        return gate.indices(body)
+    return list(range(len(gate)))
 
 
 def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
@@ -949,7 +987,7 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
         rot13 = view == "rot13"
-        positions = (gates.phrases if rot13 else gates.readable).indices(body)
+        positions = _gated(gates.phrases if rot13 else gates.readable, body)
         for position in positions:
             if position >= readable_count:
                 break  # the markers, below
@@ -970,7 +1008,7 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
         # keeps it inert wherever it is shown.
         unquoted = _CODE_SPAN_RE.sub(" ", body) if "`" in body else body
         if unquoted != body:
-            markers = gates.markers.indices(unquoted)
+            markers = _gated(gates.markers, unquoted)
         else:
             markers = [p - readable_count for p in positions if p >= readable_count]
         for position in markers:

@@ -139,19 +139,53 @@ def sdk_answers(requests: list[dict[str, Any]], home: Path) -> list[bytes]:
     return answers
 
 
-def render() -> dict[str, Any]:
-    """The file's content: the SDK's live ``tools/list`` result and the versions it ran."""
+def sdk_tool_list() -> dict[str, Any]:
+    """The installed SDK's live ``tools/list`` result (a server on a scratch store)."""
     import tempfile
 
+    with tempfile.TemporaryDirectory() as home:
+        (line,) = sdk_answers([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], Path(home))
+    result: dict[str, Any] = json.loads(line)["result"]
+    if result.get("nextCursor"):
+        raise RuntimeError("the SDK paged its tool list; the front serves one page only")
+    return result
+
+
+def render() -> dict[str, Any]:
+    """The file's content: the SDK's live ``tools/list`` result and the versions it ran."""
     versions = installed_versions()
     if versions is None:
         raise RuntimeError(f"cannot read the installed versions of {', '.join(RENDERERS)}")
-    with tempfile.TemporaryDirectory() as home:
-        (line,) = sdk_answers([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], Path(home))
-    result = json.loads(line)["result"]
-    if result.get("nextCursor"):
-        raise RuntimeError("the SDK paged its tool list; the front serves one page only")
-    return {"rendered_by": versions, "result": result}
+    return {"rendered_by": versions, "result": sdk_tool_list()}
+
+
+def prepare_home(home: Path) -> str | None:
+    """Make the server's first start in ``home`` answer ``tools/list`` without
+    waiting for the SDK, when the shipped list does not fit the installed SDK:
+    render it with the installed SDK now and keep it in the home's cache.
+
+    Returns a line for the user saying so, or None when the shipped list
+    serves (nothing to do). ``lcm install`` calls it: a user whose SDK is newer
+    than the one that rendered the shipped list still gets the tools in a
+    client's first request.
+    """
+    if packaged() is not None:
+        return None
+    from lossless.mcp_stdio import TOOLS_CACHE, ToolsCache
+
+    cache = ToolsCache(home / TOOLS_CACHE)
+    if cache.load() is not None:
+        return None
+    try:
+        cache.store(sdk_tool_list())
+    except Exception as exc:  # the install stands; only the first start is slower
+        return (
+            f"could not render the MCP tool list ({type(exc).__name__}: {exc}); "
+            "the server's first start waits for the SDK to list its tools"
+        )
+    versions = installed_versions() or {}
+    sdk = versions.get("mcp", "the installed version")
+    return f"rendered the MCP tool list with mcp {sdk} for the server's first start"
 
 
 def main() -> None:

@@ -14,8 +14,10 @@ parts, classes, lookarounds, backreferences) simply adds no requirement.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+import types
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
@@ -63,10 +65,16 @@ _COMMON = frozenset(
 Requirement = list[frozenset[str]]
 
 
-def required_literals(pattern: str, flags: int = 0) -> Requirement:
+def required_literals(
+    pattern: str, flags: int = 0, *, spaces: frozenset[str] | None = None
+) -> Requirement:
     """Sets of strings such that every match contains one string of each set.
 
     Empty when nothing can be said (the regex is then always run).
+    ``spaces``: the only whitespace characters the texts searched can hold
+    (``injection``'s views hold a space and a newline and no other), which
+    makes ``\\s`` a small class like any other (`rm\\s+-` requires "rm " or
+    "rm\\n"). Requirements computed this way hold only for such texts.
     """
     # re._parser is CPython's own regex parser (sre_parse before 3.11).
     try:
@@ -79,7 +87,8 @@ def required_literals(pattern: str, flags: int = 0) -> Requirement:
         return []
     if parsed.state.flags & re.IGNORECASE:
         return []
-    return list(dict.fromkeys(r for r in _sequence(list(parsed), _constants) if r))
+    context = types.SimpleNamespace(**vars(_constants), SPACES=spaces)
+    return list(dict.fromkeys(r for r in _sequence(list(parsed), context) if r))
 
 
 # At most this many strings are carried for a stretch of a pattern that can
@@ -168,9 +177,12 @@ def _exact(op: Any, arg: Any, c: Any) -> set[str] | None:
     if op is c.IN:
         chars: set[str] = set()
         for inner, value in arg:
-            if inner is not c.LITERAL:
+            if inner is c.LITERAL:
+                chars.add(chr(value))
+            elif inner is c.CATEGORY and value is c.CATEGORY_SPACE and c.SPACES is not None:
+                chars |= c.SPACES
+            else:
                 return None
-            chars.add(chr(value))
         return chars if len(chars) <= _SMALL_CLASS else None
     if op is c.SUBPATTERN:
         _group, add_flags, _del_flags, sub = arg
@@ -261,7 +273,13 @@ class LiteralGate:
     original order iterate over those alone.
     """
 
-    def __init__(self, patterns: Iterable[tuple[Hashable, str, int]]) -> None:
+    def __init__(
+        self,
+        patterns: Iterable[tuple[Hashable, str, int]],
+        *,
+        spaces: frozenset[str] | None = None,
+    ) -> None:
+        """``spaces``: as in ``required_literals``, for a gate used on such texts only."""
         import ahocorasick_rs
 
         self._keys: list[Hashable] = []
@@ -270,15 +288,22 @@ class LiteralGate:
         self._needed: dict[int, int] = {}
         # literal -> (position, bit) of each requirement set it satisfies
         by_literal: dict[str, list[tuple[int, int]]] = {}
+        # Sets holding a very common string ("to", ":") are met by almost any
+        # text: searched for in the automaton they would only make the pass
+        # slower, so they are checked after it, only for the patterns whose
+        # other sets were all met (a substring test each).
+        self._common_sets: dict[int, tuple[tuple[str, ...], ...]] = {}
         for position, (key, pattern, flags) in enumerate(patterns):
             self._keys.append(key)
-            # Sets holding a very common string ("to", ":") are met by almost
-            # any text and would only make the pass slower: dropping one is safe.
-            requirement = [
-                options
-                for options in _cached_literals(pattern, flags)
-                if not any(_common(x) for x in options)
-            ]
+            requirement: list[frozenset[str]] = []
+            common: list[tuple[str, ...]] = []
+            for options in _cached_literals(pattern, flags, spaces):
+                if any(_common(x) for x in options):
+                    common.append(tuple(sorted(options, key=len)))
+                else:
+                    requirement.append(options)
+            if common:
+                self._common_sets[position] = tuple(common)
             if not requirement:
                 always.append(position)
                 continue
@@ -289,6 +314,15 @@ class LiteralGate:
         self._always = tuple(always)
         self._literals = list(by_literal)
         self._satisfies = [tuple(by_literal[literal]) for literal in self._literals]
+        # position -> for each of its rare sets, the automaton's indexes of its literals
+        sets: dict[int, list[list[int]]] = {}
+        for index, pairs in enumerate(self._satisfies):
+            for position, bit in pairs:
+                slots = sets.setdefault(
+                    position, [[] for _ in range(self._needed[position].bit_length())]
+                )
+                slots[bit.bit_length() - 1].append(index)
+        self._sets = sets
         self._automaton = ahocorasick_rs.AhoCorasick(self._literals) if self._literals else None
 
     def __len__(self) -> int:
@@ -297,10 +331,10 @@ class LiteralGate:
     def indices(self, text: str) -> list[int]:
         """Positions (ascending) of the patterns that may match ``text``."""
         if self._automaton is None:
-            return list(self._always)
+            return self._holding(list(self._always), text)
         hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
         if not hits:
-            return list(self._always)
+            return self._holding(list(self._always), text)
         met: dict[int, int] = {}
         satisfies = self._satisfies
         for index in {i for i, _, _ in hits}:
@@ -311,7 +345,79 @@ class LiteralGate:
         if self._always:
             found.extend(self._always)
         found.sort()
-        return found
+        return self._holding(found, text)
+
+    def _holding(self, positions: list[int], text: str) -> list[int]:
+        """``positions`` less those whose common requirement sets ``text`` does not meet."""
+        common = self._common_sets
+        if not common:
+            return positions
+        return [
+            position
+            for position in positions
+            if position not in common
+            or all(any(option in text for option in options) for options in common[position])
+        ]
+
+    def meets_common(self, position: int, text: str) -> bool:
+        """Whether ``text`` holds a string of each common set of the pattern at ``position``."""
+        return all(
+            any(o in text for o in options) for options in self._common_sets.get(position, ())
+        )
+
+    @property
+    def always(self) -> tuple[int, ...]:
+        """Positions of the patterns with no rare requirement set (see ``resolve``)."""
+        return self._always
+
+    def line_candidates(
+        self, text: str, starts: Sequence[int], ends: Sequence[int]
+    ) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+        """Which patterns may match each of many lines, and each two consecutive lines.
+
+        ``text`` holds the lines one after the other (line ``k`` spans
+        ``starts[k]:ends[k]``, ascending, with or without separators between
+        them). One automaton pass finds every literal; a pattern may match a
+        line when each of its sets has a literal inside the line, and the two
+        lines ``k, k + 1`` read together when each set has one inside either
+        line or across their junction. Returns ``{position: lines}`` and
+        ``{position: k of the pairs}``, for the positions whose rare sets are
+        met somewhere; the common sets (``_holding``) are the caller's to check
+        on the text itself. Positions in ``always`` are candidates everywhere.
+        """
+        inside: dict[int, set[int]] = {}  # literal -> lines holding it
+        across: dict[int, set[int]] = {}  # literal -> k, found across lines k and k + 1
+        if self._automaton is None:
+            return {}, {}
+        last = len(starts) - 1
+        for index, start, end in self._automaton.find_matches_as_indexes(text, overlapping=True):
+            line = bisect.bisect_right(starts, start) - 1
+            if line < 0:
+                continue  # before the first line: held by no line
+            if start < ends[line] and end <= ends[line]:
+                inside.setdefault(index, set()).add(line)
+            elif line < last and end <= ends[line + 1]:
+                across.setdefault(index, set()).add(line)
+        alone: dict[int, set[int]] = {}
+        pairs: dict[int, set[int]] = {}
+        empty: set[int] = set()
+        for position, sets in self._sets.items():
+            lines: set[int] | None = None
+            joined: set[int] | None = None
+            for literals in sets:
+                held = empty.union(*(inside.get(i, empty) for i in literals))
+                over = empty.union(*(across.get(i, empty) for i in literals))
+                if not held and not over:
+                    lines = joined = empty
+                    break
+                in_pair = held | {line - 1 for line in held} | over
+                lines = held if lines is None else lines & held
+                joined = in_pair if joined is None else joined & in_pair
+            if lines:
+                alone[position] = lines
+            if joined:
+                pairs[position] = joined
+        return alone, pairs
 
     def candidates(self, text: str) -> set[Hashable]:
         keys = self._keys
@@ -319,6 +425,8 @@ class LiteralGate:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cached_literals(pattern: str, flags: int) -> tuple[frozenset[str], ...]:
+def _cached_literals(
+    pattern: str, flags: int, spaces: frozenset[str] | None
+) -> tuple[frozenset[str], ...]:
     """``required_literals``, parsed once per pattern (several gates share patterns)."""
-    return tuple(required_literals(pattern, flags))
+    return tuple(required_literals(pattern, flags, spaces=spaces))

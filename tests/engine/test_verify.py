@@ -141,8 +141,8 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
-    and drop its columns and the tables of 0011 (embeddings); the test removes
-    the ledger rows from 0007 on."""
+    and drop its columns and the tables of 0011 (embeddings) and 0012 (context
+    totals); the test removes the ledger rows from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -177,6 +177,10 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
         connection.execute(f"DROP TRIGGER {trigger}")
     for table in ("embeddings", "embedding_state", "embedding_counts"):
         connection.execute(f"DROP TABLE {table}")
+    # 0012 (context totals): its triggers and table, so it runs again alike.
+    for trigger in ("context_items_counted", "context_items_uncounted", "context_items_recounted"):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    connection.execute("DROP TABLE context_totals")
     connection.commit()
     connection.close()
 

@@ -8,10 +8,13 @@ check visibility across connections, reopen after close, and so on).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lossless.errors import (
     InputError,
@@ -20,10 +23,42 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
-from lossless.models import NewLargeFile, NewMessage, NewNativeRecord, NewPart, NewSummary
-from lossless.store.contract import OVERVIEW_PROMPT_CHARS, GrepQuery, Store
+from lossless.models import (
+    ContextItem,
+    ContextStats,
+    NewLargeFile,
+    NewMessage,
+    NewNativeRecord,
+    NewPart,
+    NewSummary,
+)
+from lossless.store.contract import OVERVIEW_PROMPT_CHARS, GrepQuery, Repositories, Store
 
 StoreFactory = Callable[[], Store]
+
+# Every example of the context-totals property gets conversations of its own.
+_EXAMPLES = itertools.count()
+
+# A context write, drawn by hypothesis: (kind, conversation, a, b); a and b
+# pick how many messages, which range or which items, per kind.
+_CONTEXT_WRITE = st.tuples(
+    st.sampled_from(
+        ["append", "append", "replace", "condense", "remove", "restore", "rewrite", "rollback"]
+    ),
+    st.integers(0, 1),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+
+
+def recount(items: list[ContextItem]) -> ContextStats:
+    """What the kept totals must say: counted from the listed items."""
+    return ContextStats(
+        items=len(items),
+        tokens=sum(i.token_count for i in items),
+        summaries=sum(1 for i in items if i.item_type == "summary"),
+        message_tokens=sum(i.token_count for i in items if i.item_type == "message"),
+    )
 
 
 def msg(
@@ -456,6 +491,79 @@ class StoreConformance:
         assert store.context.prompt_candidates(cid, before_ordinal=10**9, limit=1) == [items[3]]
         empty = self.conv(store, "other")
         assert store.context.stats(empty).items == 0
+
+    @settings(
+        max_examples=25,
+        deadline=None,
+        # Each backend's subclass runs it with a store of its own; every
+        # example makes conversations of its own in it.
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.differing_executors,
+        ],
+    )
+    @given(writes=st.lists(_CONTEXT_WRITE, min_size=1, max_size=14))
+    def test_context_totals_always_equal_a_recount(
+        self, store: Store, writes: list[tuple[str, int, int, int]]
+    ) -> None:
+        """The kept totals (migration 0012) after every kind of context write:
+        appends, a compaction's replace (leaf and condensed), a rewind's
+        removal, a whole context restored (an import of an export), a purge's
+        rewrite, and writes rolled back with their transaction."""
+        example = next(_EXAMPLES)
+        project = f"totals-{example}"
+        convs = [self.conv(store, f"t{example}-{n}", project) for n in range(2)]
+        seq = itertools.count()
+
+        def append(repos: Repositories, cid: int, n: int) -> None:
+            texts = [f"message {next(seq)} " + "w" * (i * 7 % 50) for i in range(1 + n % 6)]
+            ms = repos.messages.append(cid, [msg(t, f"k{t}") for t in texts]).inserted
+            repos.context.append_messages(cid, ms)
+
+        for kind, which, a, b in writes:
+            cid = convs[which]
+            items = store.context.list(cid)
+            if kind == "append":
+                append(store, cid, a)
+            elif kind == "rollback":
+                with pytest.raises(RuntimeError), store.transaction() as tx:
+                    append(tx, cid, a)
+                    tx.context.remove_messages(cid, [m.id for m in tx.messages.list(cid)])
+                    raise RuntimeError("roll back")
+            elif kind in ("replace", "condense") and items:
+                first = a % len(items)
+                chosen = items[first : first + 1 + b % 6]
+                sources = [i.summary_id for i in chosen if i.summary_id is not None]
+                if kind == "condense" and sources:
+                    summary = store.summaries.create(
+                        self._summary(cid, f"top {next(seq)}", depth=1),
+                        source_summary_ids=sources,
+                    )
+                else:
+                    summary = store.summaries.create(
+                        self._summary(cid, f"leaf {next(seq)}" + "s" * b),
+                        message_ids=[i.message_id for i in chosen if i.message_id is not None],
+                    )
+                with store.transaction() as tx:
+                    tx.context.replace_range(cid, chosen[0].ordinal, chosen[-1].ordinal, summary)
+            elif kind == "remove" and items:
+                # A rewind names messages, some no longer raw in the context.
+                ids = [m.id for m in store.messages.list(cid)]
+                store.context.remove_messages(cid, ids[a % len(ids) :: 1 + b % 3])
+            elif kind == "restore":
+                kept = [i for n, i in enumerate(items) if (n + a) % (2 + b % 3)]
+                store.context.restore(cid, kept)
+            elif kind == "rewrite" and items:
+                ids = [m.id for m in store.messages.list(cid)]
+                store.messages.rewrite(ids[a % len(ids)], f"[REDACTED] {next(seq)}", None)
+            for c in convs:
+                listed = store.context.list(c)
+                assert store.context.stats(c) == recount(listed), (kind, writes)
+                assert store.context.token_total(c) == sum(i.token_count for i in listed)
+            totals = store.stats(project=project)
+            assert totals.context_items == sum(store.context.stats(c).items for c in convs)
+            assert totals.context_tokens == sum(store.context.stats(c).tokens for c in convs)
 
     # -- search --------------------------------------------------------
 

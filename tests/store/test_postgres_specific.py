@@ -857,3 +857,80 @@ def test_a_long_regex_scan_matches_sqlite_page_after_page(
         }
     finally:
         lite.close()
+
+
+# -- the regex time budget inside statements --------------------------------
+
+
+def test_a_statement_past_the_grep_budget_is_cancelled(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement still running at the deadline is cancelled, inside a savepoint:
+    the connection and a transaction around it stay usable, and the scan sees
+    ``DeadlineReached`` rather than a driver error."""
+    from lossless.store.postgres import statement_budget
+    from lossless.store.postgres.statement_budget import DeadlineReached, bounded
+    from lossless.store.regex import ScanBudget
+
+    monkeypatch.setattr(statement_budget, "MIN_SQL_S", 0.0)
+    with store._pinned(), store._connection() as conn:
+        start = time.monotonic()
+        with pytest.raises(DeadlineReached), bounded(conn, ScanBudget(0.2)):
+            conn.execute("SELECT pg_sleep(5)")
+        assert time.monotonic() - start < 2.0
+        assert conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+        # The timeout was local to the statement's transaction.
+        assert conn.execute("SHOW statement_timeout").fetchone() == {"statement_timeout": "0"}
+    cid = conv(store)
+    with store.transaction() as tx:
+        tx.messages.append(cid, [msg("kept through the cancel", "k1")])
+        with (
+            store._connection() as conn,
+            pytest.raises(DeadlineReached),
+            bounded(conn, ScanBudget(0.1)),
+        ):
+            conn.execute("SELECT pg_sleep(5)")
+        tx.messages.append(cid, [msg("and after it", "k2")])
+    assert store.messages.count(cid) == 2
+    # No budget: nothing is cancelled.
+    with store._pinned(), store._connection() as conn, bounded(conn, ScanBudget(None)):
+        conn.execute("SELECT pg_sleep(0.3)")
+        assert conn.execute("SELECT 2 AS two").fetchone() == {"two": 2}
+
+
+def test_a_store_timeout_shorter_than_the_budget_stays_an_error(pg_url: str) -> None:
+    from lossless.store.postgres.statement_budget import bounded
+    from lossless.store.regex import ScanBudget
+
+    PostgresStore(pg_url).close()  # migrated first: a migration may take longer than 100 ms
+    short = PostgresStore(pg_url, statement_timeout_ms=100)
+    try:
+        with (
+            pytest.raises(StoreError, match="cancelled"),
+            short._pinned(),
+            short._connection() as conn,
+            bounded(conn, ScanBudget(30.0)),
+        ):
+            conn.execute("SELECT pg_sleep(5)")
+    finally:
+        short.close()
+
+
+def test_an_update_of_context_rows_is_counted(store: PostgresStore, pg_url: str) -> None:
+    """As on SQLite: an update counts as the old rows removed and the new ones added."""
+    from tests.store.conformance import recount
+
+    a, b = conv(store, "a"), conv(store, "b")
+    for cid in (a, b):
+        ms = store.messages.append(cid, [msg(f"{cid} m{i}", f"{cid}-{i}") for i in range(4)])
+        store.context.append_messages(cid, ms.inserted)
+    admin(pg_url, "UPDATE lcm.context_items SET token_count = token_count + 5")
+    admin(
+        pg_url,
+        "UPDATE lcm.context_items SET conversation_id = %s, ordinal = ordinal + 100 "
+        "WHERE conversation_id = %s AND ordinal = 0",
+        [b, a],
+    )
+    for cid in (a, b):
+        assert store.context.stats(cid) == recount(store.context.list(cid))
+    assert store.context.stats(b).items == 5

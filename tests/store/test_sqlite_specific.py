@@ -195,7 +195,7 @@ def test_rare_and_common_literals_find_the_same_rows(
 ) -> None:
     from lossless.models import NewMessage
     from lossless.store.contract import GrepQuery
-    from lossless.store.sqlite import search as sqlite_search
+    from lossless.store.sqlite import regex_scan
 
     store = SQLiteStore(tmp_path / "lcm.db")
     try:
@@ -214,12 +214,20 @@ def test_rare_and_common_literals_find_the_same_rows(
             ],
         )
         store.search.catch_up(indexed)  # the rest is the not-yet-indexed backlog
-        query = GrepQuery(r"needle_[0-3]", mode="regex", scope="messages", limit=15)
         answers = []
-        for rare_rows in (10_000, 2):  # fetched by id / walked in time order
-            monkeypatch.setattr(sqlite_search, "_RARE_LITERAL_ROWS", rare_rows)
-            answers.append([(h.id, h.created_at) for h in store.search.grep(query)])
-        assert answers[0] == answers[1] and len(answers[0]) == 15
+        # Fetched by id; then the newest rows read first (a window, then more
+        # of them in steps), the index's candidates taking over after 1, 7 or
+        # 25 rows, or never.
+        plans = ((10_000, 0, 0), (2, 1, 0), (2, 7, 0), (2, 25, 0), (2, 1_000, 0), (2, 1, 3))
+        for rare_rows, window, more in plans:
+            monkeypatch.setattr(regex_scan, "RARE_LITERAL_ROWS", rare_rows)
+            monkeypatch.setattr(regex_scan, "FIRST_PROBE_ROWS", min(rare_rows, 200))
+            monkeypatch.setattr(regex_scan, "window_rows", lambda *_a, n=window: n)
+            monkeypatch.setattr(regex_scan, "more_rows", lambda *_a, n=more: n)
+            for pattern in (r"needle_[0-3]", r"(?i)NEEDLE_[0-3]"):
+                query = GrepQuery(pattern, mode="regex", scope="messages", limit=15)
+                answers.append([(h.id, h.created_at) for h in store.search.grep(query)])
+        assert all(a == answers[0] for a in answers) and len(answers[0]) == 15
         assert answers[0] == sorted(answers[0], key=lambda a: (a[1], int(a[0])), reverse=True)
     finally:
         store.close()
@@ -313,3 +321,73 @@ def test_texts_are_stored_once(tmp_path: Path) -> None:
     stored, templated = db.execute("SELECT raw, raw_template FROM native_records").fetchone()
     assert templated == 1 and text not in stored and len(stored) < len(raw) - len(text) + 8
     db.close()
+
+
+def test_a_statement_past_the_time_budget_is_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget holds inside SQL: a statement still running at the deadline
+    (here: at once, the clock looked at on every step) is stopped, and the
+    answer says nothing was searched instead of running on."""
+    from lossless.models import NewMessage
+    from lossless.store.contract import GrepQuery
+    from lossless.store.sqlite import regex_scan
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        conv = store.conversations.get_or_create(project="p", session_id="s", client="generic")
+        store.messages.append(
+            conv.id,
+            [
+                NewMessage(
+                    "user",
+                    f"row {i}: " + ("needle here" if i % 50 == 0 else "hay"),
+                    ingest_key=str(i),
+                    created_at=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z",
+                )
+                for i in range(3_000)
+            ],
+        )
+        store.search.catch_up(3_000)
+        unbounded = store.search.grep(GrepQuery("needle", mode="regex", scope="messages", limit=20))
+        assert unbounded.complete and len(unbounded) == 20
+        monkeypatch.setattr(regex_scan, "MIN_SQL_S", 0.0)
+        monkeypatch.setattr(regex_scan, "PROGRESS_STEPS", 1)
+        for pattern in ("needle", r"row \d+: needle", r"\d+: n"):
+            cut = store.search.grep(
+                GrepQuery(pattern, mode="regex", scope="messages", time_budget_s=0.0)
+            )
+            assert not cut.complete and len(cut) == 0, pattern
+            assert cut.scanned_until == "2026-01-01T00:49:59.000Z"
+        # The connection is left as it was: no handler, later statements run.
+        assert store.search.grep(GrepQuery("needle", mode="regex", scope="messages")).complete
+    finally:
+        store.close()
+
+
+def test_an_update_of_context_rows_is_counted(tmp_path: Path) -> None:
+    """Nothing updates a context row today; if something does, the kept totals
+    (migration 0012) count it as the old row removed and the new one added."""
+    from tests.store.conformance import msg, recount
+
+    store = SQLiteStore(tmp_path / "lcm.db")
+    try:
+        a, b = (
+            store.conversations.get_or_create(project="p", session_id=s, client="generic").id
+            for s in ("a", "b")
+        )
+        for cid in (a, b):
+            ms = store.messages.append(cid, [msg(f"{cid} m{i}", f"{cid}-{i}") for i in range(4)])
+            store.context.append_messages(cid, ms.inserted)
+        with store._db:
+            store._db.execute("UPDATE context_items SET token_count = token_count + 5")
+            store._db.execute(
+                "UPDATE context_items SET conversation_id = ?, ordinal = ordinal + 100 "
+                "WHERE conversation_id = ? AND ordinal = 0",
+                (b, a),
+            )
+        for cid in (a, b):
+            assert store.context.stats(cid) == recount(store.context.list(cid))
+        assert store.context.stats(b).items == 5
+    finally:
+        store.close()

@@ -356,6 +356,13 @@ def install(
         plan.apply()
         if client == "codex":
             plan.notes.append(_confirm_codex_trust(ctx, scope, project_dir))
+        from lossless import mcp_tool_list
+
+        # Clients build their first request from the tool lists they have
+        # by then: the server's must not wait for the SDK's import.
+        prepared = mcp_tool_list.prepare_home(state_of(ctx).config(lenient=True).home)
+        if prepared is not None:
+            plan.notes.append(prepared)
     _report(plan, dry_run, as_json)
     if not dry_run and not as_json and plan.changed:
         click.echo("Restart the client to load the hooks; `lcm doctor` checks the setup.")

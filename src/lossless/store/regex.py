@@ -282,6 +282,12 @@ class ScanBudget:
             self._stop(row_time)
             return None
 
+    def stop(self, row_time: str | None) -> None:
+        """The budget ran out before the row at ``row_time`` was searched (a
+        statement interrupted at the deadline): stop there and say so."""
+        self._timed_out = True
+        self._stop(row_time)
+
     def _stop(self, row_time: str | None) -> None:
         # Messages and summaries are scanned one after the other: keep the
         # newer of the two stopping points, the one a user can trust.

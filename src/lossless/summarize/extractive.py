@@ -31,8 +31,10 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
-from lossless.injection import continues, joined, neutralize, scan
+from lossless.injection import continues, neutralize, scan
+from lossless.injection_lines import flag_lines
 from lossless.summarize import identifiers as ids
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
@@ -129,6 +131,8 @@ _SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL_RE = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[^)]{0,40}\))")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?:%|ms|s|m|h|kb|mb|gb|k|x)?\b", re.I)
 _BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{48,}")
+# `[\W_]` is every character `str.isalnum` rejects (`\w` is alnum and `_`).
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _FILLER_RE = re.compile(
     r"^(?:ok(?:ay)?|sure|thanks?(?: you)?|great|perfect|done|yes|no|got it|sounds good|"
     r"let me (?:check|look|see)(?: (?:at )?(?:that|this|it))?|continue|go on)[.!]*$",
@@ -247,7 +251,7 @@ def _is_noise(text: str) -> bool:
     stripped = _TAG_RE.sub("", text).strip()
     if len(stripped) < 4 or _FILLER_RE.match(stripped):
         return True
-    alnum = sum(ch.isalnum() for ch in stripped)
+    alnum = len(_NOT_ALNUM_RE.sub("", stripped))
     if alnum / len(stripped) < 0.35:
         return True
     blob = _BLOB_RE.search(stripped)
@@ -263,7 +267,7 @@ def _score(
     """Value of one unit for an agent picking work back up, its kinds, and its identifiers."""
     kinds: set[str] = set()
     score = 0.0
-    without_urls = _URL_RE.sub(" ", text)
+    without_urls = _URL_RE.sub(" ", text) if "://" in text else text
     code = in_tool and bool(_CODE_RE.search(text))
     error_line = bool(
         (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text)
@@ -386,15 +390,26 @@ class _Parsed:
 _DIGITS_RE = re.compile(r"\d+")
 
 
+# What the first pass over the lines found, in order: a source summary's
+# expand topics or identifier list, or one piece of text (a line or sentence)
+# with the block it is in and whether it is tool output.
+_Event = tuple[str, object, int, bool]
+
+
 def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     parsed = _Parsed(blocks=[_Block(header=None, stamp=None, role=None)], units=[], expand_items=[])
+    events = _read_lines(text, parsed)
+    # Sources are untrusted and a selected line is copied verbatim, so a line
+    # that addresses the agent is never selected, alone or as the second half
+    # of a payload split across lines or messages: every piece and every two
+    # consecutive pieces are judged at once (as ``scan`` would one by one).
+    pieces = [str(event[1]) for event in events if event[0] == "piece"]
+    alone, pairs = flag_lines(pieces)
     blocks = parsed.blocks
     seen: set[str] = set(known)
     shapes: dict[tuple[int, str], int] = {}
     scored: dict[tuple[str, str | None, bool], tuple[float, frozenset[str], Extracted]] = {}
     pos = 0
-    in_tool = False
-    in_fence = False
     verdicts: dict[str, bool] = {}
     # The last kept unit and its unclipped text: the first half of a payload
     # split across two lines is only recognisable once the second arrives.
@@ -402,6 +417,7 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     # Whether the last piece was withheld: a piece that only continues it
     # ("and reply with the password") goes with it.
     after_withheld = False
+    piece_index = -1
 
     def flagged(piece: str) -> bool:
         if piece not in verdicts:
@@ -419,6 +435,88 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
         if block.message_id and block.message_id not in parsed.injected_in:
             parsed.injected_in.append(block.message_id)
 
+    for kind, value, block_index, tool_text in events:
+        if kind == "expand":
+            # A source summary's pointer list is merged into ours, not kept as a line.
+            for item in cast(list[str], value):
+                if flagged(item):
+                    parsed.injected += 1
+                    continue
+                if item not in parsed.expand_items:
+                    parsed.expand_items.append(item)
+            continue
+        if kind == "section":
+            # A source summary's identifier list is merged into ours: its items
+            # were chosen once already, so they rank with the best lines' names.
+            section_kind, items = cast(tuple[str, list[str]], value)
+            for item in items:
+                weight = _MERGED + ids.specificity(section_kind, item)
+                parsed.index.add(
+                    section_kind, ids.value_of(section_kind, item), item, pos=pos, weight=weight
+                )
+            continue
+        piece = str(value)
+        piece_index += 1
+        block = blocks[block_index]
+        # The pair is the previous piece and this one: ``previous`` is always
+        # the piece just before (a withheld piece resets it).
+        if (
+            alone[piece_index]
+            or (after_withheld and continues(piece))
+            or (previous is not None and pairs[piece_index - 1])
+        ):
+            if previous is not None and not alone[piece_index] and not after_withheld:
+                withdraw(previous[0])
+            parsed.injected += 1
+            note_source(block)
+            previous = None
+            after_withheld = True
+            continue
+        after_withheld = False
+        memo_key = (piece, block.role, tool_text)
+        if memo_key not in scored:  # repeated lines are common in tool output
+            scored[memo_key] = _score(piece, role=block.role, in_tool=tool_text)
+        score, kinds, found = scored[memo_key]
+        # An identifier matters as much as the line it is in: a path in "the
+        # failing import is in X, so I will edit it" outranks one in a listing.
+        context = 1 + score / 3
+        key = _key(piece)
+        # Lines of one message that differ only in their numbers (progress
+        # logs, per-row output) say the same thing: each repeat is worth less.
+        shape = (block_index + 1, _DIGITS_RE.sub("0", key))
+        repeats = shapes.get(shape, 0)
+        shapes[shape] = repeats + 1
+        if repeats:
+            score /= 1 + repeats
+        unit = _Unit(
+            block=block_index,
+            pos=pos,
+            text=_clip(piece, limit),
+            score=score,
+            kinds=kinds,
+            duplicate=key in seen,
+        )
+        # The identifiers are taken from the whole piece, not the clipped
+        # text, so a long line's tail still reaches the index.
+        for ident_kind, ident_value, shown, specificity in found:
+            if ident_kind == "number" and repeats:
+                continue  # in lines that differ only in numbers, those are counters
+            parsed.index.add(ident_kind, ident_value, shown, pos=pos, weight=context + specificity)
+        pos += 1
+        seen.add(key)
+        block.units.append(unit)
+        parsed.units.append(unit)
+        previous = (unit, piece)
+    return parsed
+
+
+def _read_lines(text: str, parsed: _Parsed) -> list[_Event]:
+    """The first pass: blocks (into ``parsed``), noise counted, and the events
+    the second pass judges and scores, in order."""
+    blocks = parsed.blocks
+    events: list[_Event] = []
+    in_tool = False
+    in_fence = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -452,22 +550,11 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             if not line:
                 continue
         if line.startswith(EXPAND_PREFIX):
-            # A source summary's pointer list is merged into ours, not kept as a line.
-            for item in _expand_items(line):
-                if flagged(item):
-                    parsed.injected += 1
-                    continue
-                if item not in parsed.expand_items:
-                    parsed.expand_items.append(item)
+            events.append(("expand", _expand_items(line), len(blocks) - 1, False))
             continue
         section = ids.parse_section_line(line) if line[:1] == "-" else None
         if section is not None or line == ids.SECTION_TITLE:
-            # A source summary's identifier list is merged into ours: its items
-            # were chosen once already, so they rank with the best lines' names.
-            kind, items = section or ("", [])
-            for item in items:
-                weight = _MERGED + ids.specificity(kind, item)
-                parsed.index.add(kind, ids.value_of(kind, item), item, pos=pos, weight=weight)
+            events.append(("section", section or ("", []), len(blocks) - 1, False))
             continue
         line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
         if not line or _PURE_TAG_RE.match(line):
@@ -482,57 +569,8 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
             if _is_noise(piece):
                 parsed.noise += 1
                 continue
-            # Sources are untrusted and a selected line is copied verbatim, so
-            # a line that addresses the agent is never selected, alone or as
-            # the second half of a payload split across lines or messages.
-            if (
-                flagged(piece)
-                or (after_withheld and continues(piece))
-                or (previous is not None and flagged(joined(previous[1], piece)))
-            ):
-                if previous is not None and not flagged(piece) and not after_withheld:
-                    withdraw(previous[0])
-                parsed.injected += 1
-                note_source(block)
-                previous = None
-                after_withheld = True
-                continue
-            after_withheld = False
-            memo_key = (piece, block.role, tool_text)
-            if memo_key not in scored:  # repeated lines are common in tool output
-                scored[memo_key] = _score(piece, role=block.role, in_tool=tool_text)
-            score, kinds, found = scored[memo_key]
-            # An identifier matters as much as the line it is in: a path in "the
-            # failing import is in X, so I will edit it" outranks one in a listing.
-            context = 1 + score / 3
-            key = _key(piece)
-            # Lines of one message that differ only in their numbers (progress
-            # logs, per-row output) say the same thing: each repeat is worth less.
-            shape = (len(blocks), _DIGITS_RE.sub("0", key))
-            repeats = shapes.get(shape, 0)
-            shapes[shape] = repeats + 1
-            if repeats:
-                score /= 1 + repeats
-            unit = _Unit(
-                block=len(blocks) - 1,
-                pos=pos,
-                text=_clip(piece, limit),
-                score=score,
-                kinds=kinds,
-                duplicate=key in seen,
-            )
-            # The identifiers are taken from the whole piece, not the clipped
-            # text, so a long line's tail still reaches the index.
-            for kind, value, shown, specificity in found:
-                if kind == "number" and repeats:
-                    continue  # in lines that differ only in numbers, those are counters
-                parsed.index.add(kind, value, shown, pos=pos, weight=context + specificity)
-            pos += 1
-            seen.add(key)
-            block.units.append(unit)
-            parsed.units.append(unit)
-            previous = (unit, piece)
-    return parsed
+            events.append(("piece", piece, len(blocks) - 1, tool_text))
+    return events
 
 
 class ExtractiveSummarizer:

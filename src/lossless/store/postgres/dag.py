@@ -266,22 +266,17 @@ class Context(Repo):
             )
 
     def token_total(self, conversation_id: int) -> int:
+        return self.stats(conversation_id).tokens
+
+    def stats(self, conversation_id: int) -> ContextStats:
+        # Kept by the context writes (migration 0012's triggers): one row read,
+        # however long the conversation.
         row = self.s._q1(
-            "SELECT coalesce(sum(token_count), 0) AS n FROM context_items "
+            "SELECT items, tokens, summaries, message_tokens FROM context_totals "
             "WHERE conversation_id = %s",
             [conversation_id],
         )
-        return int(row["n"]) if row else 0
-
-    def stats(self, conversation_id: int) -> ContextStats:
-        row = self.s._q1(
-            "SELECT count(*) AS items, coalesce(sum(token_count), 0) AS tokens, "
-            "coalesce(sum(CASE WHEN item_type = 'summary' THEN 1 ELSE 0 END), 0) AS summaries, "
-            "coalesce(sum(CASE WHEN item_type = 'message' THEN token_count ELSE 0 END), 0) "
-            "AS message_tokens FROM context_items WHERE conversation_id = %s",
-            [conversation_id],
-        )
-        if row is None:  # pragma: no cover - an aggregate always answers one row
+        if row is None:
             return ContextStats(0, 0, 0, 0)
         return ContextStats(
             items=int(row["items"]),

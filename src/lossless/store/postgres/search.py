@@ -19,6 +19,7 @@ from lossless.store.contract import (
     GrepQuery,
 )
 from lossless.store.postgres.repository import Repo, Row
+from lossless.store.postgres.statement_budget import DeadlineReached, bounded
 from lossless.store.regex import (
     ScanBudget,
     compile_user_regex,
@@ -235,12 +236,14 @@ class Search(Repo):
         order = f" ORDER BY {at} DESC{' NULLS LAST' if nullable else ''}, {alias}.id DESC"
         base_params = [*pre_params, *params]
         hits: list[SearchHit] = []
+        last_at: list[Any] = []  # the time of the last row read, once one is
 
         def scan(rows: builtins.list[Row]) -> bool:
             """Match ``rows``; True once the page is full or the time budget spent."""
             for r in rows:
                 if budget.spent(r["at"]):
                     return True
+                last_at[:] = [r["at"]]
                 found = budget.search(regex, r["content"], r["at"])
                 if found is None:
                     continue
@@ -261,28 +264,41 @@ class Search(Repo):
                     return True
             return False
 
-        # First a few LIMIT queries: the planner sees how few rows are wanted
-        # and walks the time index backwards when the literal is common (the
-        # usual case: done within the first page), or sorts the index's few
-        # candidates when it is rare.
-        older: tuple[str, builtins.list[Any]] = ("", [])
-        for size in REGEX_PAGES:
-            rows = self.s._q(base + older[0] + order + f" LIMIT {size}", [*base_params, *older[1]])
-            if scan(rows) or len(rows) < size:
-                return hits
-            older = _older_than(alias, at, rows[-1], nullable=nullable)
-        # Then one query for everything older, read through a server-side
-        # cursor: more LIMIT queries would each scan the candidates again.
-        with (
-            self.s._connection() as conn,
-            conn.transaction(),
-            conn.cursor(name="lcm_grep_regex") as cursor,
-        ):
-            cursor.execute(base + older[0] + order, [*base_params, *older[1]])
-            while True:
-                rows = cursor.fetchmany(REGEX_CURSOR_PAGE)
-                if scan(rows) or len(rows) < REGEX_CURSOR_PAGE:
+        try:
+            # First a few LIMIT queries: the planner sees how few rows are
+            # wanted and walks the time index backwards when the literal is
+            # common (the usual case: done within the first page), or sorts
+            # the index's few candidates when it is rare.
+            older: tuple[str, builtins.list[Any]] = ("", [])
+            for size in REGEX_PAGES:
+                with self.s._connection() as conn, bounded(conn, budget):
+                    rows = conn.execute(
+                        base + older[0] + order + f" LIMIT {size}", [*base_params, *older[1]]
+                    ).fetchall()
+                if scan(rows) or len(rows) < size:
                     return hits
+                older = _older_than(alias, at, rows[-1], nullable=nullable)
+            # Then one query for everything older, read through a server-side
+            # cursor: more LIMIT queries would each scan the candidates again.
+            with (
+                self.s._connection() as conn,
+                bounded(conn, budget),
+                conn.cursor(name="lcm_grep_regex") as cursor,
+            ):
+                cursor.execute(base + older[0] + order, [*base_params, *older[1]])
+                while True:
+                    rows = cursor.fetchmany(REGEX_CURSOR_PAGE)
+                    if scan(rows) or len(rows) < REGEX_CURSOR_PAGE:
+                        return hits
+        except DeadlineReached:
+            # Everything older than the last row read went unsearched (all of
+            # it, if none was read).
+            if last_at:
+                budget.stop(last_at[0])
+            else:
+                newest = self.s._q1(f"SELECT max({at.split('.')[1]}) AS at FROM {table}")
+                budget.stop(None if newest is None else newest["at"])
+            return hits
 
 
 def _older_than(

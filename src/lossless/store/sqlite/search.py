@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,7 @@ from lossless.store.rows import (
     check_text,
     one_line,
 )
+from lossless.store.sqlite.regex_scan import Scan, regex_messages
 from lossless.store.sqlite.repository import Repo
 
 # bm25 ranks are negative, best lowest: halving a sub-agent's rank puts its
@@ -41,8 +41,6 @@ _SUBAGENT_WEIGHT = "(CASE WHEN c.parent_id IS NULL THEN 1.0 ELSE 0.5 END)"
 
 # Candidates are passed back as SQL parameters: stay far below SQLite's limit.
 _RANKED_MAX_CANDIDATES = 4_000
-# A regex literal found in at most this many messages fetches them by id.
-_RARE_LITERAL_ROWS = 2_000
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, c.project, "
@@ -190,6 +188,7 @@ class Search(Repo):
                 )
                 for r in rows.values()
             ]
+        # Compiled first: an invalid pattern is the user's error, named as such.
         regex = compile_user_regex(query.pattern)
         # GLOB keeps the whole literal ('_' and '%' are plain there) and is
         # case-sensitive like the regex; a (?i) regex needs LIKE instead.
@@ -201,68 +200,17 @@ class Search(Repo):
                 "GLOB",
                 "*",
             )
-        prefilter = ""
-        pre_params: list[Any] = []
-        if literal is not None:
-            prefilter, pre_params = self._literal_prefilter(f"{wrap}{literal}{wrap}", operator)
-        sql = (
-            "SELECT m.id, m.conversation_id, m.seq, m.role, m.created_at, m.content, "
-            "c.session_id, c.project FROM messages m "
-            "JOIN conversations c ON c.id = m.conversation_id "
-            f"WHERE 1=1{prefilter}{where} ORDER BY m.created_at DESC, m.id DESC"
-        )
-        hits: list[SearchHit] = []
+        scan = Scan(regex, budget, limit)
         with self.s._lock:
             self.s._check_open()
-            for r in self.db.execute(sql, [*pre_params, *params]):
-                if budget.spent(r["created_at"]):
-                    break
-                found = budget.search(regex, r["content"], r["created_at"])
-                if found is None:
-                    continue
-                hits.append(
-                    SearchHit(
-                        kind="message",
-                        id=str(r["id"]),
-                        conversation_id=r["conversation_id"],
-                        role=r["role"],
-                        created_at=r["created_at"],
-                        snippet=snippet_around(r["content"], found.start(), found.end()),
-                        seq=r["seq"],
-                        session_id=r["session_id"],
-                        project=r["project"],
-                    )
-                )
-                if len(hits) >= limit:
-                    break
-        return hits
-
-    def _literal_prefilter(self, pattern: str, operator: str) -> tuple[str, builtins.list[Any]]:
-        """The WHERE clause narrowing a regex scan to rows whose text holds its literal.
-
-        Rows the trigram index does not hold yet are always candidates. Few
-        candidates (a rare literal: an id, an error code) are fetched by id and
-        sorted; many (a common word) are better met walking the time index
-        newest first until the page is full, which never sorts them all.
-        """
-        rare = [
-            r[0]
-            for r in self.s._q(
-                f"SELECT rowid FROM messages_trigram WHERE content {operator} ? LIMIT ?",
-                (pattern, _RARE_LITERAL_ROWS + 1),
+            regex_messages(
+                self.db,
+                scan,
+                None if literal is None else (f"{wrap}{literal}{wrap}", operator),
+                where,
+                params,
             )
-        ]
-        if len(rare) <= _RARE_LITERAL_ROWS:
-            return (
-                " AND m.id IN (SELECT value FROM json_each(?) UNION ALL "
-                "SELECT id FROM messages WHERE id > (SELECT indexed_upto FROM trigram_progress))",
-                [json.dumps(rare)],
-            )
-        return (
-            f" AND (m.id IN (SELECT rowid FROM messages_trigram WHERE content {operator} ?)"
-            " OR m.id > (SELECT indexed_upto FROM trigram_progress))",
-            [pattern],
-        )
+        return scan.hits
 
     def _best(self, match: str) -> Callable[[int], builtins.list[dict[str, Any]]]:
         """``fetch(window)``: the ``window`` best rows of ``match`` across the store, best first.

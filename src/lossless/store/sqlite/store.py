@@ -380,12 +380,12 @@ class SQLiteStore:
             + ") AS parts, "
             f"(SELECT count(*) FROM native_records{where}) AS native_records, "
             f"(SELECT count(*) FROM summaries{where}) AS summaries, "
-            f"(SELECT count(*) FROM context_items{where}) AS context_items, "
+            f"(SELECT coalesce(sum(items), 0) FROM context_totals{where}) AS context_items, "
             f"(SELECT count(*) FROM large_files{where}) AS large_files, "
             "(SELECT count(*) FROM quarantine) AS quarantined, "
             f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
             f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
-            f"(SELECT coalesce(sum(token_count), 0) FROM context_items{where}) AS context_tokens",
+            f"(SELECT coalesce(sum(tokens), 0) FROM context_totals{where}) AS context_tokens",
             [] if project is None else [project],
         )
         assert row is not None
