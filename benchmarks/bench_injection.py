@@ -21,6 +21,11 @@ summary was accepted and still holds the passage. The "no detection" rows are
 the same runs with detection switched off, for comparison.
 
     .venv/bin/python benchmarks/bench_injection.py [--paths extractive,openai,anthropic] [--show-misses]
+    .venv/bin/python benchmarks/bench_injection.py --rendering-only
+
+The rendering's cost (time and tokens against escaping alone) is printed
+after the table, on the corpus's transcripts and on the summaries the
+extractive summarizer writes for the real transcripts of ../shared/data.
 """
 
 from __future__ import annotations
