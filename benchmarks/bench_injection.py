@@ -21,6 +21,11 @@ summary was accepted and still holds the passage. The "no detection" rows are
 the same runs with detection switched off, for comparison.
 
     .venv/bin/python benchmarks/bench_injection.py [--paths extractive,openai,anthropic] [--show-misses]
+    .venv/bin/python benchmarks/bench_injection.py --rendering-only
+
+The rendering's cost (time and tokens against escaping alone) is printed
+after the table, on the corpus's transcripts and on the summaries the
+extractive summarizer writes for the real transcripts of ../shared/data.
 """
 
 from __future__ import annotations
@@ -147,10 +152,13 @@ def detection(enabled: bool) -> Iterator[None]:
         return
     nothing: Any = lambda text, **_: []  # noqa: E731
     unchanged: Any = lambda text, **_: Neutralized(text, 0)  # noqa: E731
+    # The extractive summarizer judges its lines all at once (``flag_lines``).
+    no_lines: Any = lambda lines: ([False] * len(lines), [False] * max(0, len(lines) - 1))  # noqa: E731
     with contextlib.ExitStack() as stack:
         for module in ("extractive", "escalation"):
             stack.enter_context(mock.patch(f"lossless.summarize.{module}.scan", nothing))
             stack.enter_context(mock.patch(f"lossless.summarize.{module}.neutralize", unchanged))
+        stack.enter_context(mock.patch("lossless.summarize.extractive.flag_lines", no_lines))
         yield
 
 

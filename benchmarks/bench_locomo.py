@@ -35,6 +35,7 @@ Usage::
     .venv/bin/python benchmarks/bench_locomo.py
     .venv/bin/python benchmarks/bench_locomo.py --quick            # 2 conversations
     .venv/bin/python benchmarks/bench_locomo.py --json out.json    # every question's hits
+    .venv/bin/python benchmarks/bench_locomo.py --home /tmp/locomo # keep the store, reuse it
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def run(
 
     stats = {"turns": 0.0, "import_s": 0.0, "unscored": 0.0, "dropped_ids": 0.0}
     files = home / "jsonl"
-    files.mkdir()
+    files.mkdir(exist_ok=True)
     paths = [write_jsonl(sample, files) for sample in samples]
     questions: list[Question] = []
     with Engine.open(home / "lcm") as engine:
@@ -287,7 +288,7 @@ def report(questions: list[Question], stats: dict[str, float], methods: Sequence
         f"{len(questions):,} questions scored, {int(stats['unscored'])} unscored (no evidence id, "
         f"or none names a turn), {int(stats['dropped_ids'])} evidence ids dropped (name no turn)"
     )
-    if "embedded" in stats:
+    if stats.get("embedded"):
         print(
             f"{int(stats['embedded']):,} items embedded in {stats['embed_s']:.1f} s "
             f"({stats['embedded'] / stats['embed_cpu_s']:.1f} per CPU second)"
@@ -312,6 +313,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run only this method (repeatable; default: all)",
     )
     parser.add_argument("--json", type=Path, help="also write every scored question here")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="build the store here and keep it; run again, it is reused (the import adds "
+        "nothing, the vectors are there): for trying ranking changes quickly",
+    )
     args = parser.parse_args(argv)
 
     if not args.data.exists():
@@ -322,11 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         samples = samples[:2]
     methods = {name: METHODS[name] for name in (args.method or METHODS)}
-    home = Path(tempfile.mkdtemp(prefix="lcm-locomo-"))
-    try:
-        questions, stats = run(samples, home, methods)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    if args.home is not None:
+        args.home.mkdir(parents=True, exist_ok=True)
+        questions, stats = run(samples, args.home, methods)
+    else:
+        home = Path(tempfile.mkdtemp(prefix="lcm-locomo-"))
+        try:
+            questions, stats = run(samples, home, methods)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
     report(questions, stats, list(methods))
     if args.json:
         args.json.write_text(

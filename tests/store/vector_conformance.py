@@ -150,3 +150,42 @@ class VectorConformance:
             "new fact",
             "[redacted] text",
         }
+
+    def test_neighbourhoods_are_the_embedded_turns_around_a_message(self, store: Store) -> None:
+        ids = self.messages(store, "p", "s", ["t0", "t1", "t2", "t3", "t4"])
+        (elsewhere,) = self.messages(store, "p", "s2", ["other conversation"])
+        conv = store.messages.get(ids[0]).conversation_id  # type: ignore[union-attr]
+        other = store.messages.get(elsewhere).conversation_id  # type: ignore[union-attr]
+        store.vectors.add(
+            M,
+            [
+                *(
+                    NewVector("message", str(i), 0, conv, unit(*([0.0] * n), 1.0))
+                    for n, i in enumerate(ids)
+                    if n != 3  # t3 has no vector yet
+                ),
+                NewVector("message", str(ids[2]), 1, conv, unit(0, 0, 0, 0, 0, 1)),
+                NewVector("message", str(elsewhere), 0, other, unit(1)),
+            ],
+        )
+        hoods = store.vectors.neighbourhoods(M, [ids[2], ids[0], 999], before=2, after=2)
+        assert set(hoods) == {ids[2], ids[0]}
+        around = hoods[ids[2]]
+        # Its own chunk 0 (not chunk 1), t0, t1 and t4; t3 has no vector.
+        assert [(n.offset, n.message_id) for n in around] == [
+            (-2, ids[0]),
+            (-1, ids[1]),
+            (0, ids[2]),
+            (2, ids[4]),
+        ]
+        own = around[2].vector
+        norm = math.sqrt(sum(x * x for x in own))
+        assert [round(x / norm, 2) for x in own[:3]] == [0.0, 0.0, 1.0]
+        assert [(n.offset, n.message_id) for n in hoods[ids[0]]] == [
+            (0, ids[0]),
+            (1, ids[1]),
+            (2, ids[2]),
+        ]
+        assert store.vectors.neighbourhoods(M, [ids[2]], before=0, after=0) == {ids[2]: [around[2]]}
+        assert store.vectors.neighbourhoods("other", [ids[2]], before=2, after=2) == {}
+        assert store.vectors.neighbourhoods(M, [], before=2, after=2) == {}

@@ -86,15 +86,23 @@ class QueryVector:
 class FusionWeights:
     """The knobs of the fused score (see the module docstring).
 
-    ``semantic`` and ``coverage_share`` were tuned on LoCoMo's even-numbered
-    conversations (best any@10 there of semantic 1-8 x coverage share 0-0.7);
+    ``semantic``, ``coverage_share`` and ``context`` were tuned on LoCoMo's
+    even-numbered conversations (best any@5 + any@10 there over semantic
+    4-20, coverage share 0.3-1.0 and context weights 0-1.5);
     docs/benchmarks.md reports the odd ones apart. multilingual-e5's cosines
-    sit in a narrow band (about 0.7-0.9), hence a weight well above 1.
+    sit in a narrow band (about 0.75-0.9), hence a weight well above 1.
     """
 
     lexical: float = 1.0
-    semantic: float = 4.0
-    coverage_share: float = 0.3
+    semantic: float = 20.0
+    coverage_share: float = 0.6
+    context: tuple[tuple[int, float], ...] = ((-2, 0.5), (-1, 1.0), (1, 0.6))
+    """A message's semantic score reads it with its neighbours: (seq offset,
+    weight) beside its own vector at 1.0 (``engine.semantic_context``)."""
+    semantic_floor: float = 0.82
+    """A hit found by its vector alone (no word of the query) needs at least
+    this cosine. multilingual-e5 rates unrelated text 0.75-0.84; on LoCoMo
+    no recalled evidence turn found only by its vector scored below 0.82."""
     recency: float = 0.02
     recency_half_life_days: float = 30.0
     subagent: float = 0.8
@@ -171,6 +179,7 @@ def search_all(
             wanted,
             include_history,
             include_memory,
+            weights,
             found,
         )
         _describe_vector_only(repos, found)
@@ -311,6 +320,7 @@ def _semantic(
     wanted: int,
     include_history: bool,
     include_memory: bool,
+    weights: FusionWeights,
     found: dict[tuple[str, str], _Candidate],
 ) -> None:
     kinds: list[EmbeddingKind] = []
@@ -333,12 +343,63 @@ def _semantic(
         )
         candidate.cosine = hit.score
         candidate.from_vector = True
+    if weights.context:
+        _in_context(repos, semantic, weights, found)
     lexical_only: list[tuple[EmbeddingKind, str]] = [
         (c.kind, c.id) for c in found.values() if c.cosine is None
     ]
     cosines = repos.vectors.similarities(semantic.model, semantic.vector, lexical_only)
     for key, cosine in cosines.items():
         found[key].cosine = cosine
+    # Below the floor a vector is no reason to show an item, nor to say it matched by meaning.
+    too_far = [k for k, c in found.items() if c.cosine is None or c.cosine < weights.semantic_floor]
+    for far in too_far:
+        if found[far].from_text:
+            found[far].from_vector = False
+        else:
+            del found[far]
+
+
+def _in_context(
+    repos: Repositories,
+    semantic: QueryVector,
+    weights: FusionWeights,
+    found: dict[tuple[str, str], _Candidate],
+) -> None:
+    """Score message candidates with their neighbours (``engine.semantic_context``).
+
+    The messages next to a vector hit become candidates too: the answer to a
+    question that matched is often the turn after it. Neighbourhoods are
+    fetched one step wider than the weights reach, so those neighbours are
+    scored from their own context.
+    """
+    from lossless.engine.semantic_context import context_cosines
+
+    back = max([0, *(-d for d, _ in weights.context)])
+    ahead = max([0, *(d for d, _ in weights.context)])
+    messages = [int(c.id) for c in found.values() if c.kind == "message"]
+    if not messages:
+        return
+    hoods = repos.vectors.neighbourhoods(semantic.model, messages, before=back + 1, after=ahead + 1)
+    by_vector = {int(c.id) for c in found.values() if c.kind == "message" and c.from_vector}
+    own = {m: hood for m, hood in hoods.items() if m not in by_vector}
+    near = {m: hood for m, hood in hoods.items() if m in by_vector}
+    scores = context_cosines(semantic.vector, own, weights.context)
+    scores.update(context_cosines(semantic.vector, near, weights.context, (0, -1, 1)))
+    for message_id, hood in near.items():
+        conversation = found[("message", str(message_id))].conversation_id
+        for n in hood:
+            if n.offset in (-1, 1) and ("message", str(n.message_id)) not in found:
+                found[("message", str(n.message_id))] = _Candidate(
+                    kind="message",
+                    id=str(n.message_id),
+                    conversation_id=conversation,
+                    from_vector=True,
+                )
+    for (kind, ref), c in found.items():
+        if kind == "message" and int(ref) in scores:
+            # Its best chunk may beat the context of its first one.
+            c.cosine = max(c.cosine if c.cosine is not None else -1.0, scores[int(ref)])
 
 
 def _describe_vector_only(repos: Repositories, found: dict[tuple[str, str], _Candidate]) -> None:

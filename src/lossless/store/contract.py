@@ -689,6 +689,16 @@ class VectorHit:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageNeighbour:
+    """A message near another in its conversation, and its chunk-0 vector."""
+
+    offset: int
+    """Its ``seq`` minus the other's (0: the message itself)."""
+    message_id: int
+    vector: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
 class EmbeddingProgress:
     """Items with and without vectors for one model, per kind."""
 
@@ -745,6 +755,14 @@ class VectorRepository(Protocol):
         self, model: str, query: Sequence[float], items: Sequence[tuple[EmbeddingKind, str]]
     ) -> dict[tuple[EmbeddingKind, str], float]:
         """Cosine of ``query`` with each given item that has a vector (best chunk)."""
+        ...
+
+    def neighbourhoods(
+        self, model: str, message_ids: Sequence[int], *, before: int, after: int
+    ) -> dict[int, builtins.list[MessageNeighbour]]:
+        """Each message's own chunk-0 vector and those of the messages up to
+        ``before`` earlier and ``after`` later in its conversation (by ``seq``),
+        the ones that have a vector. Directions only: not necessarily unit length."""
         ...
 
 

@@ -18,11 +18,12 @@ from lossless.store.contract import (
     EmbeddingKind,
     EmbeddingProgress,
     EmbeddingSource,
+    MessageNeighbour,
     NewVector,
     VectorHit,
 )
 from lossless.store.postgres.repository import Repo
-from lossless.store.vector_codec import pg_literal
+from lossless.store.vector_codec import from_pg_literal, pg_literal
 
 # Rows the HNSW scan considers per query (pgvector's default 40 is below a
 # page of 50 candidates with their chunks).
@@ -176,3 +177,23 @@ class Vectors(Repo):
             [pg_literal(query), [k for k, _ in items], [r for _, r in items], model],
         )
         return {(r["kind"], r["ref"]): float(r["score"]) for r in rows}
+
+    def neighbourhoods(
+        self, model: str, message_ids: Sequence[int], *, before: int, after: int
+    ) -> dict[int, builtins.list[MessageNeighbour]]:
+        if not message_ids or before < 0 or after < 0:
+            return {}
+        found: dict[int, list[MessageNeighbour]] = {}
+        for r in self.s._q(
+            "SELECT m.id AS origin, n.seq - m.seq AS delta, n.id, e.vector::text AS vector "
+            "FROM messages m JOIN messages n ON n.conversation_id = m.conversation_id "
+            "AND n.seq BETWEEN m.seq - %s AND m.seq + %s "
+            "JOIN embeddings e ON e.model = %s AND e.kind = 'message' "
+            "AND e.ref = n.id::text AND e.chunk = 0 "
+            "WHERE m.id = ANY(%s) AND e.vector IS NOT NULL ORDER BY m.id, n.seq",
+            [before, after, model, sorted(set(message_ids))],
+        ):
+            found.setdefault(int(r["origin"]), []).append(
+                MessageNeighbour(int(r["delta"]), int(r["id"]), from_pg_literal(r["vector"]))
+            )
+        return found

@@ -10,6 +10,7 @@ since (row ids only grow); a delete (a rewritten text) reloads it.
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +19,12 @@ from lossless.store.contract import (
     EmbeddingKind,
     EmbeddingProgress,
     EmbeddingSource,
+    MessageNeighbour,
     NewVector,
     VectorHit,
 )
 from lossless.store.sqlite.repository import Repo
-from lossless.store.vector_codec import to_int8
+from lossless.store.vector_codec import from_int8, to_int8
 
 if TYPE_CHECKING:
     from lossless.store.vector_matrix import VectorMatrix
@@ -155,6 +157,27 @@ class Vectors(Repo):
             return {}
         found = self._matrix(model).similarity_of(query, items)
         return {(k, r): v for (k, r), v in found.items()}  # type: ignore[misc]
+
+    def neighbourhoods(
+        self, model: str, message_ids: Sequence[int], *, before: int, after: int
+    ) -> dict[int, builtins.list[MessageNeighbour]]:
+        if not message_ids or before < 0 or after < 0:
+            return {}
+        found: dict[int, list[MessageNeighbour]] = {}
+        for r in self.s._q(
+            "SELECT m.id AS origin, n.seq - m.seq AS offset, n.id, e.vector "
+            "FROM json_each(?) j JOIN messages m ON m.id = j.value "
+            "JOIN messages n ON n.conversation_id = m.conversation_id "
+            "AND n.seq BETWEEN m.seq - ? AND m.seq + ? "
+            "JOIN embeddings e ON e.model = ? AND e.kind = 'message' "
+            "AND e.ref = CAST(n.id AS TEXT) AND e.chunk = 0 "
+            "WHERE e.vector IS NOT NULL ORDER BY m.id, n.seq",
+            (json.dumps(sorted(set(message_ids))), before, after, model),
+        ):
+            found.setdefault(int(r[0]), []).append(
+                MessageNeighbour(int(r[1]), int(r[2]), from_int8(bytes(r[3])))
+            )
+        return found
 
     def _unsearchable_memories(self, project: str | None) -> set[tuple[str, str]]:
         """Archived memories, and (with a project) other projects' ones."""

@@ -1,0 +1,121 @@
+"""Hybrid search reads a message with the turns around it (``engine.semantic_context``).
+
+Synthetic vectors on a real SQLite store: what is checked is the fusion, not
+a model. Directions: axis 0 is "the question's topic", the others unrelated.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from lossless import Engine
+from lossless.engine.search import DEFAULT_FUSION, FusionWeights, QueryVector, search_all
+from lossless.engine.semantic_context import context_cosines
+from lossless.models import NewMessage
+from lossless.store.contract import MessageNeighbour, NewVector
+
+M = "test-model"
+DIM = 384
+
+
+def unit(*weights: float) -> tuple[float, ...]:
+    raw = [*weights, *([0.0] * (DIM - len(weights)))]
+    norm = math.sqrt(sum(x * x for x in raw))
+    return tuple(x / norm for x in raw)
+
+
+def _store_with(home: Path, turns: list[tuple[str, tuple[float, ...]]]) -> tuple[Engine, list[int]]:
+    engine = Engine.open(home)
+    conv = engine.store.conversations.get_or_create(project="/p", session_id="s", client="t")
+    with engine.store.transaction() as tx:
+        ids = [
+            m.id
+            for m in tx.messages.append(
+                conv.id, [NewMessage(role="user", content=text) for text, _ in turns]
+            ).inserted
+        ]
+        tx.vectors.add(
+            M,
+            [
+                NewVector("message", str(i), 0, conv.id, v)
+                for i, (_, v) in zip(ids, turns, strict=True)
+            ],
+        )
+    return engine, ids
+
+
+def test_the_reply_after_a_matching_question_is_found(tmp_path: Path) -> None:
+    turns = [
+        ("unrelated chatter about the weather", unit(0, 0, 1)),
+        ("what did you paint last weekend?", unit(1, 0.3)),
+        ("a sunset over the lake", unit(0.5, 1)),  # the answer: half on topic alone
+        ("unrelated talk about dinner", unit(0, 0, 0, 1)),
+        ("more unrelated talk about trains", unit(0, 0, 0, 0, 1)),
+    ]
+    engine, ids = _store_with(tmp_path / "home", turns)
+    with engine:
+        # Elsewhere, a turn alone a little closer to the query than the answer is.
+        other = engine.store.conversations.get_or_create(project="/p", session_id="o", client="t")
+        with engine.store.transaction() as tx:
+            (far,) = tx.messages.append(other.id, [NewMessage(role="user", content="x")]).inserted
+            tx.vectors.add(
+                M, [NewVector("message", str(far.id), 0, other.id, unit(1, 0, 0, 0, 0, 0, 1.2))]
+            )
+        query = QueryVector(M, unit(1, 0.2))
+        loose = FusionWeights(semantic_floor=0.3)
+        alone = search_all(
+            engine.store,
+            "zebra",
+            semantic=query,
+            weights=FusionWeights(semantic_floor=0.3, context=()),
+        )
+        hits = search_all(engine.store, "zebra", semantic=query, weights=loose)
+        assert [h.id for h in alone[:3]] == [str(ids[1]), str(far.id), str(ids[2])]
+        assert [h.id for h in hits[:3]] == [str(ids[1]), str(ids[2]), str(far.id)]
+        assert all(h.matched == ("semantic",) for h in hits)
+        # Turns far from the topic stay out, context or not.
+        assert str(ids[4]) not in [h.id for h in hits]
+
+
+def test_a_hit_by_vector_alone_needs_the_floor(tmp_path: Path) -> None:
+    turns = [
+        ("the zebra crossing is closed", unit(0, 1)),  # words match, vector does not
+        ("a close paraphrase", unit(1, 0.1)),
+        ("something vaguely near", unit(1, 1.5)),
+    ]
+    engine, ids = _store_with(tmp_path / "home", turns)
+    with engine:
+        query = QueryVector(M, unit(1))
+        weights = FusionWeights(semantic_floor=0.8, context=())
+        found = {
+            h.id: h.matched
+            for h in search_all(engine.store, "zebra", semantic=query, weights=weights)
+        }
+        assert found == {str(ids[0]): ("lexical",), str(ids[1]): ("semantic",)}
+
+
+def test_a_turn_next_to_the_match_never_overtakes_it() -> None:
+    # Vectors sharing a common direction, as multilingual-e5's do: the sum of
+    # two turns leans to the query more than either.
+    common = [0.8] + [0.0] * 10
+
+    def near(i: int, amount: float) -> tuple[float, ...]:
+        v = list(common)
+        v[1 + i] = amount
+        return unit(*v)
+
+    q = near(0, 0.6)
+    hood = [
+        MessageNeighbour(0, 10, near(0, 0.6)),  # the match itself
+        MessageNeighbour(1, 11, near(1, 0.6)),  # an unrelated turn after it
+        MessageNeighbour(2, 12, near(2, 0.6)),
+    ]
+    scores = context_cosines(q, {10: hood}, DEFAULT_FUSION.context, (0, 1, 2))
+    assert scores[10] == pytest.approx(1.0, abs=1e-4)
+    assert scores[11] < scores[10]
+    assert scores[12] < scores[10]
+    # Unweighted offsets are not read; nothing is scored without its own vector.
+    assert context_cosines(q, {10: hood[1:]}, DEFAULT_FUSION.context, (0,)) == {}
