@@ -9,10 +9,12 @@ memory and import costs are its own:
   items and chunks per CPU second, wall time, the model's load time and the
   memory it adds. The backlog time of 100,000 messages is projected from
   that rate (say so when quoting it).
-- ``latency N``: a store of N messages with random unit vectors (a scan's
-  cost does not depend on what the vectors mean), then ``Engine.search`` of
-  30 questions in-process: p50/p95 of the whole hybrid search, query
-  embedding by the real model included, and of its parts.
+- ``latency N``: a store of N generated agent messages (``bench_import``'s
+  corpus, the one ``bench_grep`` searches) with random unit vectors (a
+  scan's cost does not depend on what the vectors mean), then
+  ``Engine.search`` of 26 queries x 3 rounds in-process: p50/p95 (wall and
+  CPU) of the whole hybrid search, query embedding by the real model
+  included, and of its parts; ``--keep DIR`` keeps the store for the next run.
 - ``import``: ``lcm import``'s engine path over the real transcripts, once
   with the ``semantic`` extra importable and once with it hidden; the ratio
   shows the extra costs the import path nothing.
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 import sys
 import tempfile
@@ -86,71 +87,92 @@ def child_backlog() -> dict[str, Any]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _unit(rng: random.Random) -> tuple[float, ...]:
-    raw = [rng.gauss(0.0, 1.0) for _ in range(384)]
-    norm = sum(x * x for x in raw) ** 0.5
-    return tuple(x / norm for x in raw)
+def build_latency_store(home: Path, size: int) -> float:
+    """``size`` generated agent messages (``bench_import``'s corpus, as ``bench_grep``
+    uses), imported as ``lcm import`` does, each with a random unit vector.
+
+    A scan's cost does not depend on what the vectors mean; the words do
+    matter to the full-text half, hence the realistic corpus (an earlier
+    version drew 12 words from a vocabulary of 10, so every query word was
+    in most messages: full text ranked 70,000 rows a query, which no store
+    of real history does). Returns the seconds the build took.
+    """
+    import bench_import
+    import numpy as np
+
+    from lossless import Engine
+    from lossless.store.contract import NewVector
+
+    start = time.perf_counter()
+    corpus = bench_import.write_corpus(home / "corpus", size, files=max(1, size // 5_000))
+    rng = np.random.default_rng(7)
+    with Engine.open(home / "lcm") as engine:
+        importer = engine.importer(defer_substring_index=True)
+        for path in corpus.files:
+            result = importer.import_file(path, "generic", final=True)
+            if result.error:
+                raise SystemExit(f"import of {path} failed: {result.error}")
+        engine.build_search_index()
+        store = engine.store
+        model = engine.config.semantic_model
+        last = 0
+        while True:
+            pending = store.vectors.pending(model, limit=5_000, after_message_id=last)
+            if not pending:
+                break
+            raw = rng.standard_normal((len(pending), 384)).astype(np.float32)
+            raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+            with store.transaction() as tx:
+                tx.vectors.add(
+                    model,
+                    [
+                        NewVector(p.kind, p.ref, 0, p.conversation_id, tuple(row.tolist()))
+                        for p, row in zip(pending, raw, strict=True)
+                    ],
+                )
+            last = max(int(p.ref) for p in pending if p.kind == "message")
+    shutil.rmtree(home / "corpus", ignore_errors=True)
+    return time.perf_counter() - start
 
 
-def child_latency(size: int) -> dict[str, Any]:
+def child_latency(size: int, keep: str | None) -> dict[str, Any]:
+    import bench_grep
+
     from lossless import Engine
     from lossless.embeddings.loader import load_embedder
     from lossless.engine.search import QueryVector, search_all
-    from lossless.models import NewMessage
-    from lossless.store.contract import NewVector
 
-    rng = random.Random(7)
-    words = [
-        "deploy",
-        "worker",
-        "migration",
-        "database",
-        "import",
-        "test",
-        "retry",
-        "client",
-        "hook",
-        "config",
-    ]
-    home = Path(tempfile.mkdtemp(prefix="lcm-sem-"))
+    home = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="lcm-sem-"))
+    questions = [*QUESTIONS, *bench_grep.FULL_TEXT]
     try:
-        with Engine.open(home) as engine:
+        build_s = 0.0
+        if not (home / "lcm" / "lcm.db").exists():
+            home.mkdir(parents=True, exist_ok=True)
+            build_s = build_latency_store(home, size)
+        with Engine.open(home / "lcm") as engine:
             store = engine.store
             model = engine.config.semantic_model
-            build = time.perf_counter()
-            per_conversation = 1_000
-            for first in range(0, size, per_conversation):
-                conv = store.conversations.get_or_create(
-                    project="/bench", session_id=f"s{first}", client="generic"
-                )
-                batch = [
-                    NewMessage(
-                        role="user",
-                        content=" ".join(rng.choice(words) for _ in range(12)) + f" n{first + i}",
-                    )
-                    for i in range(min(per_conversation, size - first))
-                ]
-                with store.transaction() as tx:
-                    ids = [m.id for m in tx.messages.append(conv.id, batch).inserted]
-                    tx.vectors.add(
-                        model, [NewVector("message", str(i), 0, conv.id, _unit(rng)) for i in ids]
-                    )
-            engine.build_search_index()
-            build_s = time.perf_counter() - build
+            messages = store.stats().messages
             embedder = load_embedder(model)
+            rss_before_search = common.self_peak_rss_mb()
             first_search = time.perf_counter()
-            engine.search(QUESTIONS[0], project=None)
+            engine.search(questions[0], project=None)
             first_ms = (time.perf_counter() - first_search) * 1000
             rss_loaded = common.self_peak_rss_mb()
             total: list[float] = []
+            cpu: list[float] = []
             embed: list[float] = []
             nearest: list[float] = []
             fused: list[float] = []
-            for round_ in range(5):
-                for question in QUESTIONS:
-                    start = time.perf_counter()
-                    engine.search(question, project=None)
+            lexical: list[float] = []
+            for round_ in range(3):
+                for question in questions:
+                    start, start_cpu = time.perf_counter(), common.cpu_seconds()
+                    hits = engine.search(question, project=None)
                     total.append((time.perf_counter() - start) * 1000)
+                    cpu.append((common.cpu_seconds() - start_cpu) * 1000)
+                    if not hits.hybrid:
+                        raise SystemExit(f"search was not hybrid: {hits.semantic}")
                     start = time.perf_counter()
                     vector = embedder.query(question)
                     embed.append((time.perf_counter() - start) * 1000)
@@ -160,21 +182,28 @@ def child_latency(size: int) -> dict[str, Any]:
                     start = time.perf_counter()
                     search_all(store, question, semantic=QueryVector(model, vector))
                     fused.append((time.perf_counter() - start) * 1000)
+                    start = time.perf_counter()
+                    search_all(store, question)
+                    lexical.append((time.perf_counter() - start) * 1000)
                 del round_
             return {
-                "size": size,
+                "size": messages,
                 "build_s": build_s,
                 "first_search_ms": first_ms,
                 "p50_ms": common.median(total),
                 "p95_ms": common.percentile(total, 95),
+                "cpu_p50_ms": common.median(cpu),
                 "embed_p50_ms": common.median(embed),
                 "nearest_p50_ms": common.median(nearest),
                 "fusion_p50_ms": common.median(fused),
+                "lexical_p50_ms": common.median(lexical),
+                "vectors_mb": rss_loaded - rss_before_search,
                 "rss_after_first_search_mb": rss_loaded,
                 "peak_rss_mb": common.self_peak_rss_mb(),
             }
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 class _HideSemantic:
@@ -220,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument("--only", choices=["backlog", "latency", "import"], action="append")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="latency: build each size's store under this folder (SIZE/) and keep it; "
+        "a later run reuses it",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -227,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kind == "backlog":
             common.emit(child_backlog())
         elif kind == "latency":
-            common.emit(child_latency(int(rest[0])))
+            common.emit(child_latency(int(rest[0]), rest[1] if len(rest) > 1 else None))
         else:
             common.emit(child_import(rest[0] == "hidden"))
         return 0
@@ -271,16 +306,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "latency" in only:
         rows = []
         for size in args.sizes:
-            r = common.run_child([here, "--child", "latency", str(size)]).result
+            child = [here, "--child", "latency", str(size)]
+            if args.keep:
+                child.append(str(args.keep / str(size)))
+            r = common.run_child(child).result
             rows.append(
                 [
-                    size,
+                    r["size"],
                     r["p50_ms"],
                     r["p95_ms"],
+                    r["cpu_p50_ms"],
                     r["embed_p50_ms"],
                     r["nearest_p50_ms"],
                     r["fusion_p50_ms"],
+                    r["lexical_p50_ms"],
                     r["first_search_ms"],
+                    r["vectors_mb"],
                     r["peak_rss_mb"],
                 ]
             )
@@ -289,10 +330,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "messages",
                 "search p50 ms",
                 "p95 ms",
+                "CPU p50 ms",
                 "query embed p50",
                 "vector scan p50",
                 "fusion (no embed) p50",
+                "full text only p50",
                 "first search ms",
+                "first search MB",
                 "peak RSS MB",
             ],
             rows,

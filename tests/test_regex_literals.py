@@ -113,9 +113,6 @@ def _ungated(monkeypatch: pytest.MonkeyPatch) -> None:
 
     gates = injection._Gates(
         readable=everything(len(injection._READABLE_RES) + len(injection._MARKER_RES)),
-        readable_only=everything(len(injection._READABLE_RES)),
-        markers=everything(len(injection._MARKER_RES)),
-        phrases=everything(len(injection._PHRASE_RES)),
         compact=everything(len(injection._COMPACT_RES)),
     )
     monkeypatch.setattr(injection, "_gates", lambda: gates)

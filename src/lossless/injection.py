@@ -911,32 +911,26 @@ _READABLE_RES = _PHRASE_RES + _COMMAND_RES
 
 
 class _Gates(NamedTuple):
-    """One literal gate per family of patterns, positions as in the tuples above."""
+    """The literal gates ``scan`` uses, positions as in the tuples above."""
 
-    readable: LiteralGate  # _READABLE_RES then _MARKER_RES
-    readable_only: LiteralGate  # _READABLE_RES (for ``injection_lines``)
-    markers: LiteralGate  # _MARKER_RES
-    phrases: LiteralGate  # _PHRASE_RES
+    readable: LiteralGate  # _READABLE_RES then _MARKER_RES (the phrases come first)
     compact: LiteralGate  # _COMPACT_RES
+
+
+def _gate(
+    patterns: tuple[tuple[str, _LazyPattern], ...], spaces: frozenset[str] | None
+) -> LiteralGate:
+    return LiteralGate(
+        ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns), spaces=spaces
+    )
 
 
 @functools.cache
 def _gates() -> _Gates:
     """Built on the first scan (a hook that never scans does not pay for it)."""
-
-    def gate(
-        patterns: tuple[tuple[str, _LazyPattern], ...], spaces: frozenset[str] | None
-    ) -> LiteralGate:
-        return LiteralGate(
-            ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns), spaces=spaces
-        )
-
     return _Gates(
-        readable=gate(_READABLE_RES + _MARKER_RES, _VIEW_SPACES),
-        readable_only=gate(_READABLE_RES, _VIEW_SPACES),
-        markers=gate(_MARKER_RES, _VIEW_SPACES),
-        phrases=gate(_PHRASE_RES, _VIEW_SPACES),
-        compact=gate(_COMPACT_RES, None),
+        readable=_gate(_READABLE_RES + _MARKER_RES, _VIEW_SPACES),
+        compact=_gate(_COMPACT_RES, None),
     )
 
 
@@ -978,6 +972,7 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
     # each gate lists, in order, the patterns of its family that may match.
     gates = _gates()
     readable_count = len(_READABLE_RES)
+    phrase_count = len(_PHRASE_RES)
     for view, body in _views(text):
         if view == "compact":
             for position in gates.compact.indices(body):
@@ -987,10 +982,10 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
                     findings.append(Finding(kind, compact.group(0)[:160], view))
             continue
         rot13 = view == "rot13"
-        positions = _gated(gates.phrases if rot13 else gates.readable, body)
+        positions = _gated(gates.readable, body)
         for position in positions:
-            if position >= readable_count:
-                break  # the markers, below
+            if position >= (phrase_count if rot13 else readable_count):
+                break  # rot13 is read for phrases only; the markers are below
             kind, pattern = _READABLE_RES[position]
             for match in pattern.finditer(body):
                 readable.add(kind)
@@ -1008,9 +1003,8 @@ def scan(text: str, *, reported_speech: bool = False) -> list[Finding]:
         # keeps it inert wherever it is shown.
         unquoted = _CODE_SPAN_RE.sub(" ", body) if "`" in body else body
         if unquoted != body:
-            markers = _gated(gates.markers, unquoted)
-        else:
-            markers = [p - readable_count for p in positions if p >= readable_count]
+            positions = _gated(gates.readable, unquoted)
+        markers = [p - readable_count for p in positions if p >= readable_count]
         for position in markers:
             kind, pattern = _MARKER_RES[position]
             marker = pattern.search(unquoted)

@@ -25,6 +25,7 @@ on real transcripts.
 from __future__ import annotations
 
 import bisect
+import functools
 import html
 import re
 import unicodedata
@@ -44,9 +45,11 @@ from lossless.injection import (
     _READABLE_RES,
     _RENDER_MARKER_RE,
     _ROT13,
+    _VIEW_SPACES,
     _b64_plain,
     _base,
     _folded,
+    _gate,
     _gates,
     _hex_plain,
     _LazyPattern,
@@ -85,6 +88,18 @@ class _Joined:
     pairs: dict[str, dict[int, set[int]]]
 
 
+@functools.cache
+def _families() -> dict[str, _Family]:
+    """One gate per family of patterns (``scan`` shares one among three: it
+    gates one text at a time, and building a gate takes a while)."""
+    return {
+        "readable": (_gate(_READABLE_RES, _VIEW_SPACES), _READABLE_RES),
+        "markers": (_gate(_MARKER_RES, _VIEW_SPACES), _MARKER_RES),
+        "phrases": (_gate(_PHRASE_RES, _VIEW_SPACES), _PHRASE_RES),
+        "compact": (_gates().compact, _COMPACT_RES),
+    }
+
+
 def _plain(line: str) -> bool:
     """Lines whose views can be built joined: the views' rewriting stays inside them.
 
@@ -115,13 +130,7 @@ def flag_lines(lines: Sequence[str]) -> tuple[list[bool], list[bool]]:
         return alone, pairs
     stripped = [_RENDER_MARKER_RE.sub("", line) if "[" in line else line for line in lines]
     plain = [_plain(line) for line in lines]
-    gates = _gates()
-    families: dict[str, _Family] = {
-        "readable": (gates.readable_only, _READABLE_RES),
-        "markers": (gates.markers, _MARKER_RES),
-        "phrases": (gates.phrases, _PHRASE_RES),
-        "compact": (gates.compact, _COMPACT_RES),
-    }
+    families = _families()
     # Lines scanned alone take no room in the joined text.
     as_is = _join(_blanked(lines, plain), families)
     as_pairs = _join(_blanked(stripped, plain), families)

@@ -19,7 +19,7 @@ import functools
 import re
 import types
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["LiteralGate", "required_literals"]
 
@@ -87,7 +87,7 @@ def required_literals(
         return []
     if parsed.state.flags & re.IGNORECASE:
         return []
-    context = types.SimpleNamespace(**vars(_constants), SPACES=spaces)
+    context = types.SimpleNamespace(**vars(_constants), SPACES=spaces, MEMO={})
     return list(dict.fromkeys(r for r in _sequence(list(parsed), context) if r))
 
 
@@ -169,7 +169,18 @@ def _minimal(strings: set[str]) -> frozenset[str]:
 
 
 def _exact(op: Any, arg: Any, c: Any) -> set[str] | None:
-    """Every string ``op`` can match, when that is a few exact strings; else None."""
+    """Every string ``op`` can match, when that is a few exact strings; else None.
+
+    Asked again for the same part by every enclosing group: remembered per part."""
+    key = (id(op), id(arg))
+    if key in c.MEMO:
+        return cast(set[str] | None, c.MEMO[key])
+    found = _exact_uncached(op, arg, c)
+    c.MEMO[key] = found
+    return found
+
+
+def _exact_uncached(op: Any, arg: Any, c: Any) -> set[str] | None:
     if op is c.LITERAL:
         return {chr(arg)}
     if op in (c.AT, c.ASSERT, c.ASSERT_NOT):

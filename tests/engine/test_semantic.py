@@ -143,3 +143,42 @@ def test_search_without_semantic_is_lexical_and_says_why(
         assert hits[0].matched == ("lexical",)
         with pytest.raises(loader.SemanticUnavailable, match=r"semantic\.enabled"):
             engine.embed()
+
+
+@needs_model
+def test_lcm_import_hands_the_embedding_backlog_to_the_worker(
+    tmp_path: Path, lcm_home: Path
+) -> None:
+    import contextlib
+    import json
+    import os
+    import signal
+    import time
+
+    from click.testing import CliRunner
+
+    from lossless.cli import cli
+
+    source = tmp_path / "chat.jsonl"
+    source.write_text(
+        "\n".join(json.dumps({"role": "user", "content": text}) for text in STORY[:3]) + "\n"
+    )
+    result = CliRunner().invoke(
+        cli, ["import", str(source), "--kind", "generic", "--json"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    # The import embedded nothing itself: a detached worker does it.
+    assert report["embedding_backlog"] == 3 and report["worker_pid"]
+    try:
+        deadline = time.monotonic() + 120
+        with Engine.open(lcm_home) as engine:
+            while engine.semantic_status().progress.total_pending:  # type: ignore[union-attr]
+                assert time.monotonic() < deadline, (lcm_home / "logs" / "worker.log").read_text()
+                time.sleep(0.2)
+            assert engine.search("dog")[0].text == STORY[1]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(report["worker_pid"], signal.SIGTERM)
+    plain = CliRunner().invoke(cli, ["import", str(source), "--kind", "generic"])
+    assert "to embed" not in plain.stderr  # nothing left: nothing said

@@ -132,7 +132,8 @@ def import_cmd(
             bar.update(max(0, _size(path) - result.resumed_from - before))
             results.append(result)
 
-    backlog, worker_pid = index_imported(engine, quiet=not show_bar)
+    left = index_imported(engine, quiet=not show_bar)
+    backlog, worker_pid = left.substring_backlog, left.worker_pid
     added = sum(r.messages_added for r in results)
     skipped = sum(r.messages_skipped for r in results)
     failed = [r for r in results if r.error]
@@ -147,6 +148,7 @@ def import_cmd(
                 "problems": problems,
                 "failed_files": len(failed),
                 "substring_index_backlog": backlog,
+                "embedding_backlog": left.embedding_backlog,
                 "worker_pid": worker_pid,
             }
         )
@@ -188,6 +190,14 @@ def import_cmd(
             click.echo(
                 f"Substring index: {backlog:,} message(s) still to add; {who} builds it. "
                 "Regex grep finds them meanwhile, by scanning them.",
+                err=True,
+            )
+        if left.embedding_backlog:
+            who = f"the background worker (pid {worker_pid})" if worker_pid else "the worker"
+            click.echo(
+                f"Semantic search: {left.embedding_backlog:,} item(s) to embed; {who} "
+                "computes the vectors (`lcm embed` does it now). Search uses what is "
+                "embedded so far.",
                 err=True,
             )
     stored_anything = added > 0 or skipped > 0 or any(r.records_added for r in results)

@@ -119,14 +119,15 @@ def import_from_export(state: CliState, path: Path, *, quiet: bool, as_json: boo
             stream.close()
     from lossless.cli.search_index import index_imported
 
-    backlog, worker_pid = index_imported(engine, quiet=quiet or as_json)
+    left = index_imported(engine, quiet=quiet or as_json)
     if as_json:
         emit_json(
             {
                 "added": report.added,
                 "skipped": report.skipped,
-                "substring_index_backlog": backlog,
-                "worker_pid": worker_pid,
+                "substring_index_backlog": left.substring_backlog,
+                "embedding_backlog": left.embedding_backlog,
+                "worker_pid": left.worker_pid,
             }
         )
         return

@@ -50,32 +50,42 @@ def context_cosines(
     """
     import numpy as np
 
+    rows: dict[int, int] = {}  # message id -> its row in ``units``
+    vectors: list[Any] = []
+    for hood in hoods.values():
+        for n in hood:
+            if n.message_id not in rows:
+                rows[n.message_id] = len(vectors)
+                vectors.append(np.asarray(n.vector, dtype=np.float32))
+    if not vectors:
+        return {}
+    ids = list(rows)
+    units = np.stack(vectors)
+    norms = np.linalg.norm(units, axis=1)
+    usable = norms > 0
+    units[usable] /= norms[usable, None]
     q = np.asarray(query, dtype=np.float32)
+    alone = units @ q
     wanted = tuple(offsets)
     scores: dict[int, float] = {}
     for hood in hoods.values():
-        units: dict[int, tuple[int, Any]] = {}
-        for n in hood:
-            v = np.asarray(n.vector, dtype=np.float32)
-            norm = float(np.linalg.norm(v))
-            if norm > 0:
-                units[n.offset] = (n.message_id, v / norm)
+        at = {n.offset: rows[n.message_id] for n in hood if usable[rows[n.message_id]]}
         for centre in wanted:
-            if centre not in units:
+            own = at.get(centre)
+            if own is None or ids[own] in scores:
                 continue
-            message_id, own = units[centre]
-            if message_id in scores:
-                continue
-            mix = np.array(own, dtype=np.float32)
-            lent = -1.0
+            members, mix_weights = [own], [1.0]
             for delta, weight in weights:
-                near = units.get(centre + delta)
+                near = at.get(centre + delta)
                 if near is not None:
-                    mix += weight * near[1]
-                    lent = max(lent, float(q @ near[1]))
+                    members.append(near)
+                    mix_weights.append(weight)
+            mix = np.asarray(mix_weights, dtype=np.float32) @ units[members]
             length = float(np.linalg.norm(mix))
-            if length > 0:
-                alone = float(q @ own)
-                cap = max(alone, lent - LEND_MARGIN)
-                scores[message_id] = max(alone, min(float(q @ mix) / length, cap))
+            if length <= 0:
+                continue
+            own_cosine = float(alone[own])
+            lent = max((float(alone[r]) for r in members[1:]), default=-1.0)
+            cap = max(own_cosine, lent - LEND_MARGIN)
+            scores[ids[own]] = max(own_cosine, min(float(mix @ q) / length, cap))
     return scores

@@ -695,7 +695,7 @@ class MessageNeighbour:
     offset: int
     """Its ``seq`` minus the other's (0: the message itself)."""
     message_id: int
-    vector: tuple[float, ...]
+    vector: Sequence[float]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ search loads the vectors.
 from __future__ import annotations
 
 import math
-import struct
+from array import array
 from collections.abc import Sequence
 
 from lossless.embeddings.models import DIMENSIONS
@@ -35,11 +35,15 @@ def to_int8(vector: Sequence[float]) -> bytes:
     return bytes(round(x * scale) & 0xFF for x in vector)
 
 
-def from_int8(blob: bytes) -> tuple[float, ...]:
-    """The direction ``to_int8`` stored (its components as written, not unit length)."""
+def from_int8(blob: bytes) -> Sequence[float]:
+    """The direction ``to_int8`` stored (its components as written, not unit length).
+
+    An ``array('b')``: decoded at C speed, and numpy reads it without a copy
+    per component (a search decodes hundreds of these).
+    """
     if len(blob) != DIMENSIONS:
         raise InputError(f"a stored vector has {len(blob)} bytes, expected {DIMENSIONS}")
-    return tuple(float(x) for x in struct.unpack(f"{DIMENSIONS}b", blob))
+    return array("b", blob)
 
 
 def from_pg_literal(text: str) -> tuple[float, ...]:
