@@ -619,3 +619,35 @@ def test_the_client_path_stays_lean(tmp_path: Path, serving: Path, event: str) -
         if name == banned or name.startswith(banned + ".")
     )
     assert heavy == [], f"the hook client imported {heavy}"
+
+
+def test_status_and_doctor_show_the_server_and_uninstall_stops_it(
+    tmp_path: Path, serving: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lcm doctor's probes can outlast a short idle timeout on a loaded machine.
+    monkeypatch.setenv("LCM_HOOKS_SERVER_IDLE_S", "900")
+    transcript = tmp_path / "project" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    server = start_server(serving, transcript)
+
+    def lcm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*lcm_argv(), "--home", str(serving), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    shown = json.loads(lcm("status", "--json").stdout)["hook_server"]
+    assert shown["running"] and shown["pid"] == server.pid and shown["idle_timeout_s"] == 900
+    assert f"hook server:   running (pid {server.pid}" in lcm("status").stdout
+    doctor = lcm("doctor", "--no-probe").stdout
+    assert f"running (pid {server.pid}, exits after 900 s idle" in doctor, doctor
+    assert lcm("install", "claude-code").returncode == 0
+    removed = lcm("uninstall", "claude-code")
+    assert removed.returncode == 0, removed.stderr
+    assert f"stopped the hook server (pid {server.pid})" in removed.stdout
+    assert server.pid is not None
+    wait_gone(server.pid)
+    assert "not running" in lcm("hook-server", "status").stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,32 @@ def test_idle_worker_exits(lcm_home: Path) -> None:
     assert json.loads(result.stdout)["idle_exit"] is True
     assert time.monotonic() - started < 10
     assert running_worker_pid(lcm_home) is None
+
+
+def test_worker_stops_when_its_home_is_deleted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    script = Path(sys.executable).parent / "lcm"
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "lossless"]
+    worker = subprocess.Popen(
+        [*argv, "--home", str(home), "worker", "--idle", "600", "--poll", "0.1", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while running_worker_pid(home) != worker.pid and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running_worker_pid(home) == worker.pid, "the worker never took its lock"
+        shutil.rmtree(home)
+        out, err = worker.communicate(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    assert worker.returncode == 0, err
+    report = json.loads(out)
+    assert report["home_gone"] is True and report["idle_exit"] is False
 
 
 def test_misconfigured_summarizer_is_reported_not_retried_forever(conversation: int) -> None:

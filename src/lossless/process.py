@@ -86,6 +86,21 @@ class FileLock:
         fd, self._fd = self._fd, None
         return fd
 
+    def still_in_place(self) -> bool:
+        """Whether the held lock's path still names the file this lock is on.
+
+        False once the file (or the folder holding it) was deleted or
+        replaced: a process guarding a data folder that is gone, or whose
+        lock a newcomer can now take afresh, should stop.
+        """
+        if self._fd is None:
+            return False
+        try:
+            held, named = os.fstat(self._fd), os.stat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
     def write_pid(self) -> None:
         """Record the holder's pid in the lock file, for ``lcm doctor``."""
         if self._fd is None:

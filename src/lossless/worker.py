@@ -302,6 +302,9 @@ class WorkerReport:
     jobs: list[JobOutcome] = field(default_factory=list)
     already_running: int | None = None
     idle_exit: bool = False
+    # The data folder (its worker lock file) was deleted or replaced: the
+    # worker stopped instead of serving a store nobody can reach any more.
+    home_gone: bool = False
     # Outbox events (captured by hooks while PostgreSQL was unreachable)
     # delivered to the server, and why the last delivery stopped, if it did.
     delivered: int = 0
@@ -357,6 +360,10 @@ class Worker:
             lock.write_pid()
             idle_since = self.clock()
             while True:
+                if not lock.still_in_place():
+                    report.home_gone = True
+                    self.log(f"lcm worker: {self.config.home} is gone: stopping")
+                    break
                 served = self.serve_pending(report)
                 if once:
                     self.build_index(report, max_seconds=float("inf"))

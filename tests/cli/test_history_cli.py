@@ -17,8 +17,14 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-session.json
 
 
 def all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    # Through click's own listing: ``lcm``'s group loads a command's module
+    # only when asked for it, so ``group.commands`` alone depends on what
+    # earlier tests happened to load.
     found: list[tuple[str, click.Command]] = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, f"`lcm {prefix}{name}` is listed but cannot be loaded"
         found.append((f"{prefix}{name}", command))
         if isinstance(command, click.Group):
             found.extend(all_commands(command, f"{prefix}{name} "))

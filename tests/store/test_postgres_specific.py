@@ -865,21 +865,28 @@ def test_a_long_regex_scan_matches_sqlite_page_after_page(
 def test_a_statement_past_the_grep_budget_is_cancelled(
     store: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A statement still running at the deadline is cancelled, inside a savepoint:
-    the connection and a transaction around it stay usable, and the scan sees
-    ``DeadlineReached`` rather than a driver error."""
+    """A statement still running at the deadline is cancelled: the connection
+    keeps no timeout of the scan's, a transaction around it stays usable (a
+    savepoint), and the scan sees ``DeadlineReached`` rather than a driver error."""
     from lossless.store.postgres import statement_budget
-    from lossless.store.postgres.statement_budget import DeadlineReached, bounded
+    from lossless.store.postgres.statement_budget import DeadlineReached, statement_deadline
     from lossless.store.regex import ScanBudget
 
     monkeypatch.setattr(statement_budget, "MIN_SQL_S", 0.0)
     with store._pinned(), store._connection() as conn:
         start = time.monotonic()
-        with pytest.raises(DeadlineReached), bounded(conn, ScanBudget(0.2)):
+        with (
+            pytest.raises(DeadlineReached),
+            statement_deadline(conn, ScanBudget(0.2), None) as arm,
+        ):
+            arm()
             conn.execute("SELECT pg_sleep(5)")
         assert time.monotonic() - start < 2.0
         assert conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
-        # The timeout was local to the statement's transaction.
+        assert conn.execute("SHOW statement_timeout").fetchone() == {"statement_timeout": "0"}
+        with statement_deadline(conn, ScanBudget(30.0), None) as arm:
+            arm()
+            conn.execute("SELECT 2")
         assert conn.execute("SHOW statement_timeout").fetchone() == {"statement_timeout": "0"}
     cid = conv(store)
     with store.transaction() as tx:
@@ -887,19 +894,25 @@ def test_a_statement_past_the_grep_budget_is_cancelled(
         with (
             store._connection() as conn,
             pytest.raises(DeadlineReached),
-            bounded(conn, ScanBudget(0.1)),
+            statement_deadline(conn, ScanBudget(0.1), None) as arm,
         ):
+            arm()
             conn.execute("SELECT pg_sleep(5)")
         tx.messages.append(cid, [msg("and after it", "k2")])
     assert store.messages.count(cid) == 2
     # No budget: nothing is cancelled.
-    with store._pinned(), store._connection() as conn, bounded(conn, ScanBudget(None)):
+    with (
+        store._pinned(),
+        store._connection() as conn,
+        statement_deadline(conn, ScanBudget(None), None) as arm,
+    ):
+        arm()
         conn.execute("SELECT pg_sleep(0.3)")
         assert conn.execute("SELECT 2 AS two").fetchone() == {"two": 2}
 
 
 def test_a_store_timeout_shorter_than_the_budget_stays_an_error(pg_url: str) -> None:
-    from lossless.store.postgres.statement_budget import bounded
+    from lossless.store.postgres.statement_budget import statement_deadline
     from lossless.store.regex import ScanBudget
 
     PostgresStore(pg_url).close()  # migrated first: a migration may take longer than 100 ms
@@ -909,9 +922,14 @@ def test_a_store_timeout_shorter_than_the_budget_stays_an_error(pg_url: str) -> 
             pytest.raises(StoreError, match="cancelled"),
             short._pinned(),
             short._connection() as conn,
-            bounded(conn, ScanBudget(30.0)),
+            statement_deadline(conn, ScanBudget(30.0), short.statement_timeout_ms) as arm,
         ):
+            arm()
             conn.execute("SELECT pg_sleep(5)")
+        with short._pinned(), short._connection() as conn:
+            assert conn.execute("SHOW statement_timeout").fetchone() == {
+                "statement_timeout": "100ms"
+            }
     finally:
         short.close()
 

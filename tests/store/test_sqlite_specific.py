@@ -218,10 +218,22 @@ def test_rare_and_common_literals_find_the_same_rows(
         # Fetched by id; then the newest rows read first (a window, then more
         # of them in steps), the index's candidates taking over after 1, 7 or
         # 25 rows, or never.
-        plans = ((10_000, 0, 0), (2, 1, 0), (2, 7, 0), (2, 25, 0), (2, 1_000, 0), (2, 1, 3))
-        for rare_rows, window, more in plans:
+        # (A probe in two steps, never dense: the second continues after the
+        # first's last id, then fetches by id or reads the newest rows.)
+        plans = (
+            (10_000, 200, 0, 0),
+            (2, 2, 1, 0),
+            (2, 2, 7, 0),
+            (2, 2, 25, 0),
+            (2, 2, 1_000, 0),
+            (2, 2, 1, 3),
+            (10_000, 3, 0, 0),
+            (8, 3, 5, 0),
+        )
+        for rare_rows, first_rows, window, more in plans:
             monkeypatch.setattr(regex_scan, "RARE_LITERAL_ROWS", rare_rows)
-            monkeypatch.setattr(regex_scan, "FIRST_PROBE_ROWS", min(rare_rows, 200))
+            monkeypatch.setattr(regex_scan, "FIRST_PROBE_ROWS", first_rows)
+            monkeypatch.setattr(regex_scan, "DENSE", 2.0 if first_rows == 3 else 0.01)
             monkeypatch.setattr(regex_scan, "window_rows", lambda *_a, n=window: n)
             monkeypatch.setattr(regex_scan, "more_rows", lambda *_a, n=more: n)
             for pattern in (r"needle_[0-3]", r"(?i)NEEDLE_[0-3]"):

@@ -53,6 +53,8 @@ def home_of(home: str | None, environ: dict[str, str] | os._Environ[str]) -> str
 
 def serve(args: list[str], home: str | None) -> int | Fallback:
     """Run ``lcm`` ``args`` (a hook) on the home's server; its exit code, or why not."""
+    if not hasattr(_socket, "AF_UNIX") or not hasattr(os, "getuid"):
+        return Fallback("no Unix sockets here", start=False)
     value = os.environ.get(SERVER_ENV)
     if value is not None and value.strip().lower() in OFF_VALUES:
         return Fallback(f"{SERVER_ENV}={value}", start=False)

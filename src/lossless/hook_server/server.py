@@ -45,6 +45,7 @@ from lossless.process import FileLock
 if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.hook_server.invocation import HookArgs
+    from lossless.store.sqlite.keeper import WalKeeper
 
 # How often an idle server looks at its socket, home, code and config.
 WAKE_S = 1.0
@@ -52,6 +53,11 @@ WAKE_S = 1.0
 # stdin: a slower one is dropped (it will have run inline).
 HELLO_WAIT_S = 2.0
 REQUEST_WAIT_S = 30.0
+
+# A server started by a hook waits (at most this long) for that hook to return
+# before it warms up, so that the hook's last milliseconds do not share the
+# CPU with the server's imports.
+AFTER_WAIT_S = 2.0
 
 # What a hook imports, loaded before the socket listens so that the first
 # request finds them (any module missing here is imported by the first hook
@@ -66,6 +72,7 @@ WARM_MODULES = (
     "lossless.engine.recall",
     "lossless.engine.compaction_requests",
     "lossless.store.sqlite.store",
+    "lossless.store.sqlite.keeper",
     "lossless.sources.claude_code",
     "lossless.sources.codex",
     "lossless.redact.redactor",
@@ -82,8 +89,11 @@ class Stop(Exception):
 
 
 class HookServer:
-    def __init__(self, home: Path, *, idle_s: float | None = None) -> None:
+    def __init__(
+        self, home: Path, *, idle_s: float | None = None, after: int | None = None
+    ) -> None:
         self.home = home
+        self.after = after
         self.run_dir = Path(wire.run_dir(str(home)))
         self.socket_path = wire.socket_path(str(home))
         self.idle_s_override = idle_s
@@ -100,6 +110,8 @@ class HookServer:
         self.started_at = time.time()
         self.last_request = time.monotonic()
         self.busy = False
+        # The store's idle connection (``lossless.store.idle_keeper``).
+        self.keeper: WalKeeper | None = None
         self.stopping = ""
         self.package = ""
         self.executable = os.fsencode(sys.executable)
@@ -114,6 +126,7 @@ class HookServer:
         if not self.lock.acquire():
             return 0  # another server has this home
         try:
+            self._wait_for_starter()
             self._warm_up()
             self._refresh_config(force=True)
             if not self.enabled:
@@ -148,6 +161,14 @@ class HookServer:
             print(f"lcm hook-server: {exc}", file=sys.stderr)
             return False
         return True
+
+    def _wait_for_starter(self) -> None:
+        """Wait until the hook that started this server has exited (it is the parent)."""
+        if self.after is None or os.getppid() != self.after:
+            return
+        deadline = time.monotonic() + AFTER_WAIT_S
+        while os.getppid() == self.after and time.monotonic() < deadline:
+            time.sleep(0.002)
 
     def _warm_up(self) -> None:
         import importlib
@@ -198,6 +219,9 @@ class HookServer:
 
     def _close(self) -> None:
         """Give the home back: socket and info file removed if still ours."""
+        if self.keeper is not None:
+            self.keeper.close()
+            self.keeper = None
         if self.listener is None:
             return
         self.listener.close()
@@ -252,11 +276,15 @@ class HookServer:
             finally:
                 self.busy = False
             _reap_children()
+            if self.keeper is not None:
+                self.keeper.refresh()  # the first hook creates the store
             if not self.stopping and self.identity is not None and self.identity.any_change():
                 self.stopping = "the installed code changed"
 
     def _housekeeping(self) -> None:
         _reap_children()
+        if self.keeper is not None:
+            self.keeper.refresh()
         if not self.home.is_dir():
             self.stopping = "its home is gone"
         elif not self._socket_is_ours():
@@ -291,12 +319,26 @@ class HookServer:
         self.config_stamp = stamp
         config: Config = load_config(self.home, env=self.base_env, lenient=True)
         self.enabled = config.hooks_server
+        self._keep(config)
         without = {k: v for k, v in self.base_env.items() if k != SERVER_ENV}
         self.file_enabled = load_config(self.home, env=without, lenient=True).hooks_server
         if self.idle_s_override is None:
             self.idle_s = float(max(1, config.hooks_server_idle_s))
         if self.listener is not None:
             self._write_info()
+
+    def _keep(self, config: Config) -> None:
+        """Hold the store the configuration names open while idle (see ``idle_keeper``)."""
+        from lossless.store import idle_keeper
+
+        wanted = idle_keeper(config)
+        if self.keeper is not None and (wanted is None or wanted.path != self.keeper.path):
+            self.keeper.close()
+            self.keeper = None
+        if self.keeper is None:
+            self.keeper = wanted
+        if self.keeper is not None:
+            self.keeper.refresh()
 
     # ------------------------------------------------------------------ one connection
 
@@ -482,9 +524,10 @@ def _reap_children() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m lossless.hook_server --home H [--idle-s N]``."""
+    """``python -m lossless.hook_server --home H [--idle-s N] [--after PID]``."""
     home: str | None = None
     idle_s: float | None = None
+    after: int | None = None
     rest = list(argv)
     while rest:
         option = rest.pop(0)
@@ -492,8 +535,10 @@ def main(argv: list[str]) -> int:
             home = rest.pop(0)
         elif option == "--idle-s" and rest:
             idle_s = float(rest.pop(0))
+        elif option == "--after" and rest and rest[0].isdigit():
+            after = int(rest.pop(0))
         else:
-            usage = "usage: python -m lossless.hook_server [--home H] [--idle-s N]"
+            usage = "usage: python -m lossless.hook_server [--home H] [--idle-s N] [--after PID]"
             print(f"{usage}: unexpected {option!r}", file=sys.stderr)
             return 2
     from lossless.config import default_home
@@ -503,4 +548,4 @@ def main(argv: list[str]) -> int:
     if where.is_dir():
         # Never keep a client's (or the spawning hook's) directory busy.
         os.chdir(where)
-    return HookServer(where, idle_s=idle_s).run()
+    return HookServer(where, idle_s=idle_s, after=after).run()

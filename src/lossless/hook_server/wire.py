@@ -28,6 +28,7 @@ import os
 # Not `typing.TYPE_CHECKING`: importing typing costs every hook a few ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Protocol
 
     class Socket(Protocol):
@@ -108,22 +109,20 @@ def decode_env(data: bytes) -> dict[str, str]:
 
 def connect(sock: Socket, path: str) -> None:
     """``sock.connect(path)``; a path too long for ``sun_path`` is reached from its folder."""
-    connect_to = sock.connect
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        connect_to(path)
-        return
-    with _inside(os.path.dirname(path)):
-        connect_to(os.path.basename(path))
+    _at(sock.connect, path)
 
 
 def bind(sock: Socket, path: str) -> None:
     """``sock.bind(path)``, reaching a long path from its folder as ``connect`` does."""
-    bind_to = sock.bind
+    _at(sock.bind, path)
+
+
+def _at(method: Callable[[str], None], path: str) -> None:
     if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        bind_to(path)
+        method(path)
         return
     with _inside(os.path.dirname(path)):
-        bind_to(os.path.basename(path))
+        method(os.path.basename(path))
 
 
 class _inside:

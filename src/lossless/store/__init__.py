@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from lossless.config import Config
 from lossless.errors import ConfigError
 from lossless.store.contract import Store
+
+if TYPE_CHECKING:
+    from lossless.store.sqlite.keeper import WalKeeper
 
 # Backends that many machines share through a server: their stores have
 # ``coordination`` (a job queue, outbox receipts), and a hook that cannot reach
@@ -40,3 +44,14 @@ def open_store(config: Config) -> Store:
         store: Store = postgres.open_postgres(config)
         return store
     raise ConfigError(f"unknown storage.backend {backend!r}")
+
+
+def idle_keeper(config: Config) -> WalKeeper | None:
+    """For a long-lived process that opens many short stores (the hook server): an idle
+    connection that spares each of their closes the SQLite log checkpoint; None for a
+    backend that needs none. Call ``refresh()`` between stores, ``close()`` at the end."""
+    if config.storage_backend != "sqlite":
+        return None
+    from lossless.store.sqlite.keeper import WalKeeper
+
+    return WalKeeper(config.db_path)

@@ -90,6 +90,9 @@ class JobRunner:
         """
         in_flight: dict[Future[ItemAnswer], MapClaim] = {}
         ready: deque[MapClaim] = deque()
+        # Answers taken off in_flight but not yet recorded when recording one of
+        # them ended the run (a JobAborted): settled in the finally like in_flight.
+        unrecorded: list[tuple[MapClaim, Future[ItemAnswer]]] = []
         renewed = checked = time.monotonic()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"lcm-{self.job.id}")
 
@@ -132,8 +135,12 @@ class JobRunner:
                 done, _ = wait(in_flight, timeout=_TICK_S, return_when=FIRST_COMPLETED)
                 finished = [(in_flight.pop(future), future) for future in done]
                 refill()
-                for claim, future in finished:
-                    self._record(claim, future)
+                for index, (claim, future) in enumerate(finished):
+                    try:
+                        self._record(claim, future)
+                    except BaseException:
+                        unrecorded.extend(finished[index + 1 :])
+                        raise
                 if time.monotonic() - renewed >= self.lease_ttl_s / 3:
                     renewed = time.monotonic()
                     self.store.map_jobs.renew(self.job.id, self.owner, self.lease_ttl_s)
@@ -141,7 +148,7 @@ class JobRunner:
             self.stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
             unfinished = list(ready)
-            for future, claim in in_flight.items():
+            for claim, future in [*unrecorded, *((c, f) for f, c in in_flight.items())]:
                 if future.done() and not future.cancelled() and future.exception() is None:
                     self._record(claim, future)
                 else:

@@ -19,7 +19,7 @@ from lossless.store.contract import (
     GrepQuery,
 )
 from lossless.store.postgres.repository import Repo, Row
-from lossless.store.postgres.statement_budget import DeadlineReached, bounded
+from lossless.store.postgres.statement_budget import DeadlineReached, statement_deadline
 from lossless.store.regex import (
     ScanBudget,
     compile_user_regex,
@@ -265,31 +265,33 @@ class Search(Repo):
             return False
 
         try:
-            # First a few LIMIT queries: the planner sees how few rows are
-            # wanted and walks the time index backwards when the literal is
-            # common (the usual case: done within the first page), or sorts
-            # the index's few candidates when it is rare.
-            older: tuple[str, builtins.list[Any]] = ("", [])
-            for size in REGEX_PAGES:
-                with self.s._connection() as conn, bounded(conn, budget):
+            with (
+                self.s._connection() as conn,
+                statement_deadline(conn, budget, self.s.statement_timeout_ms) as arm,
+            ):
+                # First a few LIMIT queries: the planner sees how few rows are
+                # wanted and walks the time index backwards when the literal
+                # is common (the usual case: done within the first page), or
+                # sorts the index's few candidates when it is rare.
+                older: tuple[str, builtins.list[Any]] = ("", [])
+                for size in REGEX_PAGES:
+                    arm()
                     rows = conn.execute(
                         base + older[0] + order + f" LIMIT {size}", [*base_params, *older[1]]
                     ).fetchall()
-                if scan(rows) or len(rows) < size:
-                    return hits
-                older = _older_than(alias, at, rows[-1], nullable=nullable)
-            # Then one query for everything older, read through a server-side
-            # cursor: more LIMIT queries would each scan the candidates again.
-            with (
-                self.s._connection() as conn,
-                bounded(conn, budget),
-                conn.cursor(name="lcm_grep_regex") as cursor,
-            ):
-                cursor.execute(base + older[0] + order, [*base_params, *older[1]])
-                while True:
-                    rows = cursor.fetchmany(REGEX_CURSOR_PAGE)
-                    if scan(rows) or len(rows) < REGEX_CURSOR_PAGE:
+                    if scan(rows) or len(rows) < size:
                         return hits
+                    older = _older_than(alias, at, rows[-1], nullable=nullable)
+                # Then one query for everything older, read through a
+                # server-side cursor: more LIMIT queries would each scan the
+                # candidates again.
+                arm()
+                with conn.transaction(), conn.cursor(name="lcm_grep_regex") as cursor:
+                    cursor.execute(base + older[0] + order, [*base_params, *older[1]])
+                    while True:
+                        rows = cursor.fetchmany(REGEX_CURSOR_PAGE)
+                        if scan(rows) or len(rows) < REGEX_CURSOR_PAGE:
+                            return hits
         except DeadlineReached:
             # Everything older than the last row read went unsearched (all of
             # it, if none was read).

@@ -107,6 +107,9 @@ class PostgresStore:
         self._local = threading.local()
         self._closed = False
         self._connect_timeout_s = connect_timeout_s
+        # The session's own statement timeout (None: the server's), which a
+        # regex grep's per-statement budget never exceeds.
+        self.statement_timeout_ms = statement_timeout_ms
         with self.connect() as conn:
             self.server_version = conn.info.server_version
             with translated(self.target, in_transaction=True):
