@@ -30,9 +30,9 @@ from lossless.mcp_stdio import (  # noqa: E402
     CAPABILITIES,
     HANDSHAKE_VERSIONS,
     INSTRUCTIONS,
-    TOOLS_CACHE,
     initialize_result,
 )
+from lossless.mcp_tools_cache import TOOLS_CACHE  # noqa: E402
 
 LCM = Path(sys.executable).parent / "lcm"
 

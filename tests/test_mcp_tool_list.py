@@ -61,7 +61,7 @@ def test_a_list_rendered_by_other_versions_is_not_used(
 def test_install_renders_the_list_for_an_sdk_the_shipped_one_does_not_fit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lossless.mcp_stdio import TOOLS_CACHE, ToolsCache
+    from lossless.mcp_tools_cache import TOOLS_CACHE, ToolsCache
 
     if mcp_tool_list.packaged() is not None:
         # The shipped list fits: install renders nothing, writes nothing.

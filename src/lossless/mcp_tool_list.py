@@ -171,7 +171,7 @@ def prepare_home(home: Path) -> str | None:
     """
     if packaged() is not None:
         return None
-    from lossless.mcp_stdio import TOOLS_CACHE, ToolsCache
+    from lossless.mcp_tools_cache import TOOLS_CACHE, ToolsCache
 
     cache = ToolsCache(home / TOOLS_CACHE)
     if cache.load() is not None:
