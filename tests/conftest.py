@@ -16,6 +16,21 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
+# Hundreds of tests run hooks in homes of their own: a resident hook server per
+# home would outlive its test. The tests of the server (and a run of the hook
+# tests with it, LCM_TEST_HOOK_SERVER=1) turn it on.
+SERVING = os.environ.get("LCM_TEST_HOOK_SERVER", "") not in ("", "0")
+# Settings for every process the suite starts, set for the whole session so
+# that module- and session-scoped fixtures (which run outside a test's own
+# environment below) get them too; fixtures that start from an environment
+# without LCM_* add them back. Embedding a test's history costs CPU minutes
+# where the `semantic` extra is installed (an import starts a worker for it);
+# the semantic tests turn it on for themselves.
+SUITE_ENV = {"LCM_SEMANTIC_ENABLED": "false"}
+if not SERVING:
+    SUITE_ENV["LCM_HOOKS_SERVER"] = "false"
+os.environ.update(SUITE_ENV)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -29,19 +44,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("LCM_TRANSCRIPT_DIRS", str(tmp_path))
     for name in ("LCM_STORAGE_BACKEND", "LCM_SUMMARIZER_PROVIDER", "LCM_POSTGRES_URL"):
         monkeypatch.delenv(name, raising=False)
-    # Embedding a test's history costs CPU minutes where the `semantic` extra is
-    # installed; the semantic tests turn it on for themselves.
-    monkeypatch.setenv("LCM_SEMANTIC_ENABLED", "false")
-    # Hundreds of tests run hooks in homes of their own: a resident hook
-    # server per home would outlive its test. The tests of the server (and a
-    # run of the hook tests with it, LCM_TEST_HOOK_SERVER=1) turn it on.
-    serving = os.environ.get("LCM_TEST_HOOK_SERVER", "") not in ("", "0")
-    if not serving:
-        monkeypatch.setenv("LCM_HOOKS_SERVER", "false")
-    else:
+    for name, value in SUITE_ENV.items():
+        monkeypatch.setenv(name, value)
+    if SERVING:
         monkeypatch.setenv("LCM_HOOKS_SERVER_IDLE_S", "60")
     yield
-    if serving:
+    if SERVING:
         # The test's hooks may have started a server in its home: never leave it behind.
         from lossless.hook_server.control import stop
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, SUITE_ENV
 from tests.ui.ui_server import CHROMIUM, CHROMIUM_FLAGS, UiServer, build_real_store
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -27,14 +27,14 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real transcripts not found at {SHARED_DATA} (../shared/data)")
     home = tmp_path_factory.mktemp("ui-store")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("LCM_")}, **SUITE_ENV}
     build_real_store(home, SHARED_DATA, env=env)
     return home
 
 
 @pytest.fixture(scope="session")
 def ui_server(real_store: Path) -> Iterator[UiServer]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("LCM_")}, **SUITE_ENV}
     server = UiServer(real_store, env=env)
     try:
         yield server

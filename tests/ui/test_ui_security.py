@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.conftest import SUITE_ENV
 from tests.ui.ui_server import UiServer, lcm
 
 from lossless.errors import InputError
@@ -87,7 +88,7 @@ def test_answers_carry_the_security_headers(ui_server: UiServer) -> None:
 
 
 def test_each_launch_has_its_own_token(real_store: Path, ui_server: UiServer) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("LCM_")}, **SUITE_ENV}
     other = UiServer(real_store, env=env)
     try:
         assert other.token != ui_server.token
@@ -169,7 +170,7 @@ def test_lcm_ui_without_the_extra_says_how_to_get_it(tmp_path: Path) -> None:
     blocker = tmp_path / "block"
     blocker.mkdir()
     (blocker / "starlette.py").write_text("raise ImportError('starlette is not installed')\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("LCM_")}, **SUITE_ENV}
     env["PYTHONPATH"] = str(blocker)
     done = lcm(tmp_path / "home", "ui", env=env)
     assert done.returncode == 1
