@@ -1,4 +1,4 @@
-"""Redaction throughput on the real transcripts in /work/shared/data.
+"""Redaction throughput on the real transcripts in ../shared/data (beside the checkout).
 
 Run: ``.venv/bin/python benchmarks/bench_redaction.py [--runs 5] [--data DIR]``
 
@@ -38,7 +38,8 @@ from lossless.sources import detect_kind, parser_for
 T = TypeVar("T")
 ImportUnit = NewMessage | NewNativeRecord
 
-DEFAULT_DATA = Path("/work/shared/data")
+# ../shared/data beside the checkout, as the tests read it.
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FILES = (
     "claude-code/spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
     "claude-code/spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
