@@ -1,7 +1,8 @@
 """Embedding vectors on SQLite (``lossless.store.contract.VectorRepository``).
 
 Vectors live in the store's own file (table ``embeddings``, int8 blobs) and
-are searched exactly in memory (``lossless.store.vector_matrix``): this
+are searched in memory (``lossless.store.vector_matrix``: exact up to 20,000
+chunks, pruned by sign codes beyond, every returned score exact): this
 Python's sqlite3 cannot load a vector extension. The matrix is cached on
 the store and brought up to date before each search from the rows added
 since (row ids only grow); a delete (a rewritten text) reloads it.
@@ -202,10 +203,13 @@ class Vectors(Repo):
             matrix = VectorMatrix()
             matrix.deletions = deletions
             cache[model] = matrix
-        rows = self.s._q(
-            "SELECT id, kind, ref, conversation_id, vector FROM embeddings "
-            "WHERE model = ? AND id > ? AND vector IS NOT NULL ORDER BY id",
-            (model, matrix.last_row_id),
-        )
-        matrix.extend([MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows])
+        with self.s._lock:
+            self.s._check_open()
+            # Streamed: a million rows fetched at once would hold them all twice.
+            rows = self.db.execute(
+                "SELECT id, kind, ref, conversation_id, vector FROM embeddings "
+                "WHERE model = ? AND id > ? AND vector IS NOT NULL ORDER BY id",
+                (model, matrix.last_row_id),
+            )
+            matrix.extend(MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows)
         return matrix
