@@ -141,8 +141,9 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
-    and drop its columns and the tables of 0011 (embeddings) and 0012 (context
-    totals); the test removes the ledger rows from 0007 on."""
+    and drop its columns and the tables of 0011 (embeddings), 0012 (context
+    totals) and 0013 (conversation totals); the test removes the ledger rows
+    from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -181,6 +182,11 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
     for trigger in ("context_items_counted", "context_items_uncounted", "context_items_recounted"):
         connection.execute(f"DROP TRIGGER {trigger}")
     connection.execute("DROP TABLE context_totals")
+    # 0013 (conversation totals): likewise.
+    for table in ("messages", "message_parts", "native_records", "summaries", "large_files"):
+        for kind in ("counted", "uncounted", "recounted"):
+            connection.execute(f"DROP TRIGGER {table}_{kind}")
+    connection.execute("DROP TABLE conversation_totals")
     connection.commit()
     connection.close()
 

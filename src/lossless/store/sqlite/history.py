@@ -200,10 +200,10 @@ class Conversations(Repo):
             found.update(
                 build_listings(
                     chunk,
-                    # count(*) over the (conversation_id, seq) index, not the rows.
+                    # The kept totals (migration 0013), not a count of the rows.
                     messages=self.s._q(
-                        "SELECT conversation_id, count(*) AS n FROM messages "
-                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        "SELECT conversation_id, messages AS n FROM conversation_totals "
+                        f"WHERE conversation_id IN ({marks})",
                         chunk,
                     ),
                     last=self._last_activity(chunk),
@@ -421,14 +421,14 @@ class Messages(Repo):
         )
 
     def _insert_record_rows(self, rows_: Sequence[tuple[Any, ...]]) -> int:
-        before = self.db.total_changes
-        self.db.executemany(
+        # rowcount, not total_changes: the counting trigger's writes are not additions.
+        cursor = self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
             "record_type, raw, source_path, line_no, byte_offset, raw_hash, raw_template) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows_,
         )
-        return self.db.total_changes - before
+        return max(0, cursor.rowcount)
 
     def _texts(self, message_ids: Sequence[int]) -> dict[int, tuple[str, list[str | None]]]:
         """Each message's content and part texts by ordinal (what templates refer to)."""
@@ -580,11 +580,13 @@ class Messages(Repo):
         return found
 
     def count(self, conversation_id: int | None = None) -> int:
+        # The kept totals (migration 0013), not a count of the rows.
         if conversation_id is None:
-            row = self.s._q1("SELECT count(*) AS n FROM messages")
+            row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:
             row = self.s._q1(
-                "SELECT count(*) AS n FROM messages WHERE conversation_id = ?", (conversation_id,)
+                "SELECT messages AS n FROM conversation_totals WHERE conversation_id = ?",
+                (conversation_id,),
             )
         return int(row["n"]) if row else 0
 
@@ -755,8 +757,8 @@ class Messages(Repo):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM messages "
-                f"WHERE conversation_id IN ({','.join('?' * len(chunk))}) GROUP BY conversation_id",
+                "SELECT conversation_id, messages AS n FROM conversation_totals "
+                f"WHERE conversation_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])
