@@ -7,7 +7,7 @@ context runs for real: a transcript imported and grown, a rewind that takes
 messages out, compaction sweeps, ``lcm sensitive purge``, ``lcm gc``, and an
 export imported into another store. After each, the counts equal a recount
 of the listed items, and the assembled context's figures agree with them;
-the history's totals (migration 0013: messages, parts, raw lines, summaries,
+the history's totals (migration 0014: messages, parts, raw lines, summaries,
 large files and their tokens) equal a recount of the stored rows, through
 ``lcm gc`` dropping raw lines too.
 """
@@ -79,7 +79,7 @@ def _check(engine: Engine, step: str) -> None:
     assert totals.context_items == sum(
         engine.store.context.stats(c.id).items for c in conversations
     ), step
-    # The history's totals (migration 0013: what `lcm status` shows) equal a
+    # The history's totals (migration 0014: what `lcm status` shows) equal a
     # recount of its rows, store-wide and per conversation.
     expected = {c.id: recount_history(engine.store, c.id) for c in conversations}
     for name in HISTORY_COUNTS:

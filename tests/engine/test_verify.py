@@ -142,7 +142,7 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
     and drop its columns and the tables of 0011 (embeddings), 0012 (context
-    totals) and 0013 (conversation totals); the test removes the ledger rows
+    totals) and 0014 (conversation totals); the test removes the ledger rows
     from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
@@ -182,7 +182,7 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
     for trigger in ("context_items_counted", "context_items_uncounted", "context_items_recounted"):
         connection.execute(f"DROP TRIGGER {trigger}")
     connection.execute("DROP TABLE context_totals")
-    # 0013 (conversation totals): likewise.
+    # 0014 (conversation totals): likewise.
     for table in ("messages", "message_parts", "native_records", "summaries", "large_files"):
         for kind in ("counted", "uncounted", "recounted"):
             connection.execute(f"DROP TRIGGER {table}_{kind}")

@@ -1,6 +1,6 @@
-"""Migration 0013 on a store written before it: the conversation totals are backfilled.
+"""Migration 0014 on a store written before it: the conversation totals are backfilled.
 
-A store at migration 0012 (no ``conversation_totals``) gets conversations
+A store at migration 0013 (no ``conversation_totals``) gets conversations
 holding messages with parts and raw lines, raw lines of no message,
 summaries, large files, and one with nothing at all; opened by today's code
 it must report, for each conversation, the counts a recount of its rows
@@ -21,7 +21,7 @@ from lossless.models import NewLargeFile, NewNativeRecord, NewPart, NewSummary
 from lossless.store.contract import Store
 from lossless.store.migrations import Migration
 
-BEFORE = 12
+BEFORE = 13
 
 Opener = Callable[[], Store]
 
@@ -30,7 +30,7 @@ Opener = Callable[[], Store]
 def openers(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[Callable[[pytest.MonkeyPatch], Store], Opener]]:
-    """(open the store as the code before 0013 would, open it as today's code)."""
+    """(open the store as the code before 0014 would, open it as today's code)."""
     if request.param == "sqlite":
         from lossless.store.sqlite import SQLiteStore
         from lossless.store.sqlite import store as sqlite_store

@@ -1,7 +1,7 @@
 """The store's counts read from the totals its writes keep, the same SQL on both backends.
 
 ``Store.stats`` (``lcm status``, the UI's health page, MCP ``lcm_status``)
-adds up one row per conversation of ``conversation_totals`` (migration 0013:
+adds up one row per conversation of ``conversation_totals`` (migration 0014:
 messages, parts, raw lines, summaries, large files and their tokens) and of
 ``context_totals`` (0012), instead of counting and summing the history
 itself: a fixed cost, where summing message tokens alone read every message

@@ -184,7 +184,7 @@ class Conversations(Repo):
             return {}
         return build_listings(
             ids,
-            # The kept totals (migration 0013), not a count of the rows.
+            # The kept totals (migration 0014), not a count of the rows.
             messages=self.s._q(
                 "SELECT conversation_id, messages AS n FROM conversation_totals "
                 "WHERE conversation_id = ANY(%s)",
@@ -494,7 +494,7 @@ class Messages(Repo):
         }
 
     def count(self, conversation_id: int | None = None) -> int:
-        # The kept totals (migration 0013), not a count of the rows.
+        # The kept totals (migration 0014), not a count of the rows.
         if conversation_id is None:
             row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:

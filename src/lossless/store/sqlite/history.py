@@ -200,7 +200,7 @@ class Conversations(Repo):
             found.update(
                 build_listings(
                     chunk,
-                    # The kept totals (migration 0013), not a count of the rows.
+                    # The kept totals (migration 0014), not a count of the rows.
                     messages=self.s._q(
                         "SELECT conversation_id, messages AS n FROM conversation_totals "
                         f"WHERE conversation_id IN ({marks})",
@@ -580,7 +580,7 @@ class Messages(Repo):
         return found
 
     def count(self, conversation_id: int | None = None) -> int:
-        # The kept totals (migration 0013), not a count of the rows.
+        # The kept totals (migration 0014), not a count of the rows.
         if conversation_id is None:
             row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:

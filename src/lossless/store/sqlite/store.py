@@ -40,7 +40,11 @@ from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
-from lossless.store.sqlite.repository import register_hash_functions, register_search_functions
+from lossless.store.sqlite.repository import (
+    register_hash_functions,
+    register_search_functions,
+    register_vector_functions,
+)
 from lossless.store.sqlite.search import Search
 from lossless.timeutil import utc_now_iso
 
@@ -132,6 +136,7 @@ class SQLiteStore:
             self._db.execute("PRAGMA foreign_keys = ON")
             register_hash_functions(self._db)
             register_search_functions(self._db)
+            register_vector_functions(self._db)
             if self.read_only:
                 self._check_schema_current()
             else:

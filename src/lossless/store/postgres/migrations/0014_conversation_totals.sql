@@ -1,4 +1,4 @@
--- What each conversation holds, laid out as on SQLite (its migration 0013):
+-- What each conversation holds, laid out as on SQLite (its migration 0014):
 -- messages and their tokens, parts, raw lines, summaries and their tokens,
 -- large files, kept by the writes themselves, so `lcm status` and the UI's
 -- health page read one row per conversation instead of every message.
