@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.pg_fixtures import running_server
+from tests.store.postgres_server import EmbeddedPostgres
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -54,6 +56,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         from lossless.hook_server.control import stop
 
         stop(home)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    """The session's one real PostgreSQL 18 server (tests/store and ``own_pg_server``)."""
+    yield from running_server()
 
 
 @pytest.fixture
