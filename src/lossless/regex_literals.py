@@ -400,8 +400,28 @@ class LiteralGate:
         across: dict[int, set[int]] = {}  # literal -> k, found across lines k and k + 1
         if self._automaton is None:
             return {}, {}
+        hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        # Only patterns whose every set is met somewhere in the whole text can
+        # be met inside a line or pair, and only their literals need placing:
+        # the per-hit placing below is the costly part, and most hits are of
+        # literals whose patterns miss some other set everywhere.
+        met: dict[int, int] = {}
+        satisfies = self._satisfies
+        for index in {index for index, _, _ in hits}:
+            for position, bit in satisfies[index]:
+                met[position] = met.get(position, 0) | bit
+        needed = self._needed
+        possible = {position for position, bits in met.items() if bits == needed[position]}
+        if not possible:
+            return {}, {}
+        useful: set[int] = set()
+        for position in possible:
+            for literals in self._sets[position]:
+                useful.update(literals)
         last = len(starts) - 1
-        for index, start, end in self._automaton.find_matches_as_indexes(text, overlapping=True):
+        for index, start, end in hits:
+            if index not in useful:
+                continue
             line = bisect.bisect_right(starts, start) - 1
             if line < 0:
                 continue  # before the first line: held by no line
@@ -413,6 +433,8 @@ class LiteralGate:
         pairs: dict[int, set[int]] = {}
         empty: set[int] = set()
         for position, sets in self._sets.items():
+            if position not in possible:
+                continue
             lines: set[int] | None = None
             joined: set[int] | None = None
             for literals in sets:

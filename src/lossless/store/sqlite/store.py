@@ -44,7 +44,11 @@ from lossless.store.sqlite.import_state import Cursors, Quarantine
 from lossless.store.sqlite.leases import Leases
 from lossless.store.sqlite.map_jobs import MapJobs
 from lossless.store.sqlite.memory import Memories
-from lossless.store.sqlite.repository import register_hash_functions, register_search_functions
+from lossless.store.sqlite.repository import (
+    register_hash_functions,
+    register_search_functions,
+    register_vector_functions,
+)
 from lossless.store.sqlite.search import Search
 from lossless.store.sqlite.vectors import Vectors
 from lossless.timeutil import utc_now_iso
@@ -128,6 +132,7 @@ class SQLiteStore:
             self._db.execute("PRAGMA foreign_keys = ON")
             register_hash_functions(self._db)
             register_search_functions(self._db)
+            register_vector_functions(self._db)
             if self.read_only:
                 self._check_schema_current()
             else:
