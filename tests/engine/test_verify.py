@@ -183,9 +183,13 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
         connection.execute(f"DROP TRIGGER {trigger}")
     connection.execute("DROP TABLE context_totals")
     # 0014 (conversation totals): likewise.
+    # (appends count their own inserts: only summaries and large files have an
+    # insert trigger)
     for table in ("messages", "message_parts", "native_records", "summaries", "large_files"):
-        for kind in ("counted", "uncounted", "recounted"):
+        for kind in ("uncounted", "recounted"):
             connection.execute(f"DROP TRIGGER {table}_{kind}")
+    for table in ("summaries", "large_files"):
+        connection.execute(f"DROP TRIGGER {table}_counted")
     connection.execute("DROP TABLE conversation_totals")
     connection.commit()
     connection.close()
