@@ -13,8 +13,8 @@ from lossless.store.sqlite import SQLiteStore
 
 class TestSQLiteLexical(LexicalConformance):
     @pytest.fixture
-    def store_factory(self, tmp_path: Path) -> StoreFactory:
-        return lambda: SQLiteStore(tmp_path / "lcm.db")
+    def store_factory(self, sqlite_store_path: Path) -> StoreFactory:
+        return lambda: SQLiteStore(sqlite_store_path)
 
 
 def test_a_store_made_before_stemming_is_reindexed_whole(

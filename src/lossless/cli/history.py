@@ -246,6 +246,7 @@ def _semantic_json(report: Status) -> dict[str, object] | None:
         "active": semantic.active,
         "model": semantic.model,
         "note": semantic.describe(),
+        "coverage": semantic.coverage if semantic.active else None,
         "embedded": None if progress is None else progress.embedded,
         "backlog": None if progress is None else progress.pending,
     }
@@ -348,6 +349,8 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
         )
     if report.semantic is not None:
         click.echo(f"search:        {report.semantic.describe()}")
+        if report.semantic.active:
+            click.echo(f"  semantic coverage: {report.semantic.coverage}")
         progress = report.semantic.progress
         if progress is not None and progress.total_pending:
             waiting = ", ".join(f"{k} {v}" for k, v in progress.pending.items() if v)
