@@ -76,6 +76,8 @@ def child_backlog() -> dict[str, Any]:
             return {
                 "items": run.items,
                 "chunks": run.chunks,
+                # Chunks whose vector was reused from an identical text (0 before reuse existed).
+                "reused": getattr(run, "reused", 0),
                 "wall_s": run.seconds,
                 "cpu_s": run.cpu_seconds,
                 "pending_before": before.pending if before else None,
@@ -287,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             [
                 "items",
                 "chunks",
+                "reused",
                 "wall s",
                 "CPU s",
                 "items/CPU s",
@@ -299,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 [
                     r["items"],
                     r["chunks"],
+                    r.get("reused", 0),
                     r["wall_s"],
                     r["cpu_s"],
                     rate,

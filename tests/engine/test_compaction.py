@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,11 @@ from tests.engine.compaction_helpers import (
 )
 
 from lossless.config import Config
+from lossless.engine import compaction
 from lossless.engine.assembly import assemble
-from lossless.engine.compaction import CompactionError, Compactor
+from lossless.engine.compaction import CompactionError, Compactor, load_facts, message_facts
 from lossless.errors import LeaseLostError
-from lossless.models import NewMessage
+from lossless.models import Message, NewMessage
 from lossless.store.contract import Store
 from lossless.summarize import (
     ExtractiveSummarizer,
@@ -146,6 +148,32 @@ def test_chunk_grows_past_the_cap_only_to_keep_a_tool_pair(tmp_path: Path) -> No
     ids = [m.id for m in store.messages.list(cid)]
     assert store.summaries.source_message_ids(summary_id) == ids[:2]
     assert result.passes[0].source_tokens > 50
+
+
+def test_facts_are_read_a_batch_of_messages_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the facts of a long conversation never holds all of its text at once,
+    and the batches together give every message's facts, as read one by one."""
+    _, store, cid = setup(tmp_path, turns=6, tools=2)
+    messages = store.messages.list(cid)
+    parts = store.messages.parts([m.id for m in messages])
+    expected = {m.id: message_facts(m, parts.get(m.id, [])) for m in messages}
+    assert any(f.tool_uses for f in expected.values())
+    assert any(f.tool_results for f in expected.values())
+    read: list[int] = []
+    repository = type(store.messages)  # the store hands out a repository per access
+    get_many = repository.get_many
+
+    def counting(self: Any, ids: Sequence[int]) -> list[Message]:
+        read.append(len(ids))
+        return get_many(self, ids)
+
+    monkeypatch.setattr(compaction, "_FACTS_BATCH", 4)
+    monkeypatch.setattr(repository, "get_many", counting)
+    facts = load_facts(store, [m.id for m in messages])
+    assert facts == expected
+    assert max(read) == 4 and sum(read) == len(messages) > 8
 
 
 def test_summary_must_be_smaller_than_what_it_replaces(tmp_path: Path) -> None:

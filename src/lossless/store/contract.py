@@ -43,7 +43,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lossless.models import (
     JSON,
@@ -63,7 +63,10 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
-from lossless.store.map_jobs import MapJobRepository
+
+if TYPE_CHECKING:
+    # The map jobs' records are built only where a command uses them.
+    from lossless.store.map_jobs import MapJobRepository
 
 GrepMode = Literal["regex", "full_text"]
 # How often a job is tried (a claim that expired counts) before it fails for good.

@@ -248,12 +248,14 @@ def _key(text: str) -> str:
 
 
 def _is_noise(text: str) -> bool:
-    stripped = _TAG_RE.sub("", text).strip()
+    stripped = (_TAG_RE.sub("", text) if "<" in text else text).strip()
     if len(stripped) < 4 or _FILLER_RE.match(stripped):
         return True
     alnum = len(_NOT_ALNUM_RE.sub("", stripped))
     if alnum / len(stripped) < 0.35:
         return True
+    if len(stripped) < 48:
+        return False  # too short to hold a blob
     blob = _BLOB_RE.search(stripped)
     return bool(blob and len(blob.group(0)) > len(stripped) * 0.5)
 
@@ -293,12 +295,17 @@ def _score(
     if "url" in found_kinds:
         kinds.add("url")
         score += 2
-    idents = _CAMEL_RE.findall(without_urls) + _SNAKE_RE.findall(without_urls)
-    calls = _CALL_RE.findall(without_urls)
+    # Each pattern runs only where it can match (see ``identifiers._holds``):
+    # camelCase needs an upper-case letter, snake_case "_", a call "(", a
+    # timestamp the "-" of its date.
+    idents = _CAMEL_RE.findall(without_urls) if not without_urls.islower() else []
+    if "_" in without_urls:
+        idents += _SNAKE_RE.findall(without_urls)
+    calls = _CALL_RE.findall(without_urls) if "(" in without_urls else []
     if idents or calls:
         kinds.add("ident")
         score += min(2.0, 0.75 * (len(set(idents)) + len(set(calls))))
-    if _TS_RE.search(text):
+    if "-" in text and _TS_RE.search(text):
         kinds.add("time")
         score += 1
         numbers_text = _TS_RE.sub(" ", without_urls)

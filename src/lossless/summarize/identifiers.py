@@ -178,9 +178,38 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _blank(text: str, pattern: re.Pattern[str]) -> str:
-    """Replace matches with spaces of the same length, so offsets stay valid."""
+def _blank(text: str, pattern: re.Pattern[str], *, needs: str | tuple[str, ...] = ()) -> str:
+    """Replace matches with spaces of the same length, so offsets stay valid.
+
+    ``needs``: strings every match contains one of (a text holding none
+    cannot match, and a substring test is far cheaper than the pattern).
+    """
+    if needs and not _holds(text, needs):
+        return text
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _holds(text: str, needs: str | tuple[str, ...]) -> bool:
+    """Whether ``text`` holds ``needs`` (one string) or one of them (a tuple)."""
+    if isinstance(needs, str):
+        return needs in text
+    for need in needs:  # noqa: SIM110 - a loop: a generator costs more than its tests
+        if need in text:
+            return True
+    return False
+
+
+# What every match of a pattern contains, checked before running it: most
+# lines hold no URL, backtick or `=`, and running ~25 patterns on every line
+# of a chunk was most of the summarizer's scoring cost. Each is read off its
+# pattern: URL_RE needs "://"; _TS_RE "-" (its date); _CLOCK_RE ":"; _VERSION_RE
+# "."; PATH_RE "/" (a directory) or "." (an extension); _KEY_RE "=";
+# _CODE_RE "_" or "-" before its digits; _SNAKE_RE "_"; _EXCEPTION_NAME_RE its
+# suffix; _KV_COMMAND_RE "="; _JSON_COMMAND_RE a quote; _BACKTICK_RE a backtick.
+_URL_NEEDS = "://"
+_PATH_NEEDS = ("/", ".")
+_CODE_NEEDS = ("_", "-")
+_EXCEPTION_NEEDS = ("Error", "Exception", "Fault", "Failure")
 
 
 def is_path(candidate: str) -> bool:
@@ -202,6 +231,8 @@ def is_path(candidate: str) -> bool:
 
 def _paths(text: str) -> list[str]:
     out: list[str] = []
+    if not _holds(text, _PATH_NEEDS):
+        return out
     for match in PATH_RE.finditer(text):
         candidate = match.group(0).rstrip(".")
         if text[match.end() : match.end() + 1] == "(":
@@ -221,9 +252,11 @@ def _commands(text: str, *, in_tool: bool) -> list[tuple[str, bool]]:
         # A bare `git status` line in prose; in tool output such lines are
         # usually the body of a script being shown, not something that ran.
         found.append((text.strip(), False))
-    for pattern in (_KV_COMMAND_RE, _JSON_COMMAND_RE):
-        found.extend((m.group(1), False) for m in pattern.finditer(text))
-    for match in _BACKTICK_RE.finditer(text):
+    if "=" in text:
+        found.extend((m.group(1), False) for m in _KV_COMMAND_RE.finditer(text))
+    if '"' in text:
+        found.extend((m.group(1), False) for m in _JSON_COMMAND_RE.finditer(text))
+    for match in _BACKTICK_RE.finditer(text) if "`" in text else ():
         span = match.group(1).strip()
         if _STARTS_COMMAND_RE.match(span):
             found.append((span.removeprefix("$").strip(), True))
@@ -237,14 +270,14 @@ def _errors(text: str, *, error_line: bool) -> list[tuple[str, str]]:
     if line:
         message = _clip(line.group(1), _MAX_ERROR)
         out.append((message, message))
-    for match in _CODE_RE.finditer(text):
+    for match in _CODE_RE.finditer(text) if _holds(text, _CODE_NEEDS) else ():
         code = match.group(0)
         prefix = re.split(r"[_-]", code, maxsplit=1)[0]
         if error_line or prefix in _NAME_CODE_WORDS:
             out.append((code, code))
     if error_line:
         out.extend((m.group(0), m.group(0)) for m in _SHORT_CODE_RE.finditer(text))
-    if not line:
+    if not line and _holds(text, _EXCEPTION_NEEDS):
         out.extend((m.group(0), m.group(0)) for m in _EXCEPTION_NAME_RE.finditer(text))
     return out
 
@@ -259,8 +292,15 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
     if not _ANY_DIGIT_RE.search(text):
         return []
     masked = text
-    for pattern in (URL_RE, _TS_RE, _CLOCK_RE, _VERSION_RE, _HEXISH_RE, PATH_RE):
-        masked = _blank(masked, pattern)
+    for pattern, needs in (
+        (URL_RE, _URL_NEEDS),
+        (_TS_RE, "-"),
+        (_CLOCK_RE, ":"),
+        (_VERSION_RE, "."),
+        (_HEXISH_RE, ()),
+        (PATH_RE, _PATH_NEEDS),
+    ):
+        masked = _blank(masked, pattern, needs=needs)
     out: list[tuple[str, str, int]] = []
     for match in _NUMBER_RE.finditer(masked):
         value = match.group(0)
@@ -290,22 +330,31 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
 
 def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
     out: list[str] = []
-    for match in _BACKTICK_RE.finditer(text):
+    for match in _BACKTICK_RE.finditer(text) if "`" in text else ():
         span = match.group(1).strip()
         if _IDENT_SPAN_RE.match(span) and len(span) >= 4:
             out.append(span)
     # Ticket ids (`PROJ-1234`) that are not error codes.
-    out.extend(
-        m.group(0)
-        for m in _CODE_RE.finditer(text)
-        if re.split(r"[_-]", m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
-    )
+    if _holds(text, _CODE_NEEDS):
+        out.extend(
+            m.group(0)
+            for m in _CODE_RE.finditer(text)
+            if re.split(r"[_-]", m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
+        )
     if not in_tool and not code:
         # Names written in prose; code and tool output are full of them. The
         # keys of a compacted tool call (`file_path=`) are not names.
-        plain = _blank(_blank(_blank(text, URL_RE), PATH_RE), _KEY_RE)
-        out.extend(_CAMEL_RE.findall(plain))
-        out.extend(_SNAKE_RE.findall(plain))
+        plain = _blank(
+            _blank(_blank(text, URL_RE, needs=_URL_NEEDS), PATH_RE, needs=_PATH_NEEDS),
+            _KEY_RE,
+            needs="=",
+        )
+        # _CAMEL_RE needs an upper-case ASCII letter, which a text whose
+        # cased letters are all lower case lacks.
+        if not plain.islower():
+            out.extend(_CAMEL_RE.findall(plain))
+        if "_" in plain:
+            out.extend(_SNAKE_RE.findall(plain))
     return [n for n in out if n not in _MARKER_WORDS and len(n) >= 4 and _STRUCTURED_RE.search(n)]
 
 
@@ -314,9 +363,10 @@ def extract(
 ) -> list[tuple[str, str, str, float]]:
     """(kind, value, shown, specificity) for every identifier in one line of text."""
     out: list[tuple[str, str, str, float]] = []
-    for url in URL_RE.findall(text):
+    has_url = _URL_NEEDS in text
+    for url in URL_RE.findall(text) if has_url else ():
         out.append(("url", url.rstrip(".,;:"), url.rstrip(".,;:"), 0.0))
-    without_urls = _blank(text, URL_RE)
+    without_urls = _blank(text, URL_RE) if has_url else text
     for value, shown in _errors(without_urls, error_line=error_line):
         out.append(("error", value, shown, 1.0))
     for path in _paths(without_urls):
@@ -380,10 +430,17 @@ class IdentIndex:
                     self._absorb(target, item)
                     del by_value[item.value]
                     break
+        # A bare name's owners are the paths whose last part it is (ending
+        # with "/name" means exactly that for a name without "/"), in
+        # ``by_value``'s order; deleting bare names never changes them.
+        by_last: dict[str, list[Ident]] = {}
+        for value, item in by_value.items():
+            if "/" in value:
+                by_last.setdefault(value.rpartition("/")[2], []).append(item)
         for name, item in list(by_value.items()):
             if "/" in name:
                 continue
-            owners = [i for v, i in by_value.items() if v.endswith("/" + name)]
+            owners = by_last.get(name)
             if owners:
                 self._absorb(min(owners, key=lambda i: (len(i.value), i.first)), item)
                 del by_value[name]

@@ -200,10 +200,10 @@ class Conversations(Repo):
             found.update(
                 build_listings(
                     chunk,
-                    # count(*) over the (conversation_id, seq) index, not the rows.
+                    # The kept totals (migration 0014), not a count of the rows.
                     messages=self.s._q(
-                        "SELECT conversation_id, count(*) AS n FROM messages "
-                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        "SELECT conversation_id, messages AS n FROM conversation_totals "
+                        f"WHERE conversation_id IN ({marks})",
                         chunk,
                     ),
                     last=self._last_activity(chunk),
@@ -377,10 +377,43 @@ class Messages(Repo):
                 for s, m in zip(planned, planned_new, strict=True)
                 for r in m.native_records
             ]
-            if records:
-                self._insert_record_rows(records)
+            added_records = self._insert_record_rows(records) if records else 0
+            self._count(
+                conversation_id,
+                messages=len(planned),
+                message_tokens=sum(s.token_count for s in planned),
+                parts=len(parts),
+                native_records=added_records,
+            )
             self._index(planned[0].id, planned[-1].id)
         return AppendResult(inserted=planned, skipped=skipped)
+
+    def _count(
+        self,
+        conversation_id: int,
+        *,
+        messages: int = 0,
+        message_tokens: int = 0,
+        parts: int = 0,
+        native_records: int = 0,
+    ) -> None:
+        """Add what was just inserted to the conversation's totals (migration 0014).
+
+        The inserts of messages, parts and raw lines are counted here, one
+        statement per batch, rather than by a row trigger each (SQLite has no
+        statement triggers; a trigger per row made appends ~20% slower).
+        This module's appends are the only writers of those rows; deletions
+        and moves are counted by triggers.
+        """
+        self.db.execute(
+            "INSERT INTO conversation_totals (conversation_id, messages, message_tokens, parts, "
+            "native_records) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+            "messages = messages + excluded.messages, "
+            "message_tokens = message_tokens + excluded.message_tokens, "
+            "parts = parts + excluded.parts, "
+            "native_records = native_records + excluded.native_records",
+            (conversation_id, messages, message_tokens, parts, native_records),
+        )
 
     def _stored_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` a message of the conversation already has."""
@@ -416,19 +449,22 @@ class Messages(Repo):
         records: Sequence[NewNativeRecord],
     ) -> int:
         """Insert standalone ``records`` (no message: stored as they are)."""
-        return self._insert_record_rows(
+        added = self._insert_record_rows(
             [_record_row(conversation_id, message_id, r, None) for r in records]
         )
+        if added:
+            self._count(conversation_id, native_records=added)
+        return added
 
     def _insert_record_rows(self, rows_: Sequence[tuple[Any, ...]]) -> int:
-        before = self.db.total_changes
-        self.db.executemany(
+        # rowcount, not total_changes: what triggers write is not an addition.
+        cursor = self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
             "record_type, raw, source_path, line_no, byte_offset, raw_hash, raw_template) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows_,
         )
-        return self.db.total_changes - before
+        return max(0, cursor.rowcount)
 
     def _texts(self, message_ids: Sequence[int]) -> dict[int, tuple[str, list[str | None]]]:
         """Each message's content and part texts by ordinal (what templates refer to)."""
@@ -580,11 +616,13 @@ class Messages(Repo):
         return found
 
     def count(self, conversation_id: int | None = None) -> int:
+        # The kept totals (migration 0014), not a count of the rows.
         if conversation_id is None:
-            row = self.s._q1("SELECT count(*) AS n FROM messages")
+            row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:
             row = self.s._q1(
-                "SELECT count(*) AS n FROM messages WHERE conversation_id = ?", (conversation_id,)
+                "SELECT messages AS n FROM conversation_totals WHERE conversation_id = ?",
+                (conversation_id,),
             )
         return int(row["n"]) if row else 0
 
@@ -768,8 +806,8 @@ class Messages(Repo):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM messages "
-                f"WHERE conversation_id IN ({','.join('?' * len(chunk))}) GROUP BY conversation_id",
+                "SELECT conversation_id, messages AS n FROM conversation_totals "
+                f"WHERE conversation_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])

@@ -76,6 +76,22 @@ def register_search_functions(db: sqlite3.Connection) -> None:
     )
 
 
+def register_vector_functions(db: sqlite3.Connection) -> None:
+    """``lcm_centred_vector``: a stored int8 vector centred on its model's
+    shipped mean (migration 0013, ``lossless.embeddings.centring``); a
+    model without a mean keeps its vector. Imports nothing until called."""
+
+    def centred(model: str, blob: bytes | None) -> bytes | None:
+        from lossless.embeddings.centring import centre_int8, model_mean
+
+        mean = model_mean(model)
+        if blob is None or mean is None:
+            return blob
+        return centre_int8(bytes(blob), mean.vector)
+
+    db.create_function("lcm_centred_vector", 2, centred, deterministic=True)
+
+
 def to_conversation(row: Any) -> Conversation:
     return rows.conversation(row, decode_json)
 

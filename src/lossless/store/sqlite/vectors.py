@@ -24,6 +24,7 @@ from lossless.store.contract import (
     VectorHit,
 )
 from lossless.store.sqlite.repository import Repo
+from lossless.store.totals import EMBEDDABLE_SQL
 from lossless.store.vector_codec import from_int8, to_int8
 
 if TYPE_CHECKING:
@@ -55,14 +56,6 @@ _PENDING_MESSAGES = (
     "WHERE e.model = ? AND e.kind = 'message' AND e.ref = CAST(m.id AS TEXT) AND e.chunk = 0) "
     "ORDER BY m.id LIMIT ?"
 )
-_TOTALS = {
-    # Messages are never deleted and ids are handed out in order: max(id) is
-    # their count without reading the table.
-    "message": "SELECT coalesce(max(id), 0) FROM messages",
-    "summary": "SELECT count(*) FROM summaries",
-    "memory": "SELECT count(*) FROM memories",
-    "file": "SELECT count(*) FROM large_files",
-}
 
 
 class Vectors(Repo):
@@ -91,10 +84,10 @@ class Vectors(Repo):
             (model,),
         ):
             embedded[r["kind"]] = int(r["n"])
-        pending: dict[str, int] = {}
-        for kind in EMBEDDING_KINDS:
-            row = self.s._q1(_TOTALS[kind])
-            pending[kind] = max(0, int(row[0] if row else 0) - embedded[kind])
+        totals = self.s._q1(EMBEDDABLE_SQL)
+        pending: dict[str, int] = {
+            k: max(0, int(totals[k] if totals else 0) - embedded[k]) for k in EMBEDDING_KINDS
+        }
         return EmbeddingProgress(embedded=embedded, pending=pending)
 
     def add(self, model: str, vectors: Sequence[NewVector]) -> int:
