@@ -440,7 +440,9 @@ class MessageRepository(Protocol):
         """Re-store the conversation's parts and raw lines that were written in
         full (before migration 0010) as references to their message's texts
         where they repeat them (``lossless.store.stored_once``); what is read
-        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        back stays byte-exact. A backend that keeps hashes as bytes (SQLite,
+        ``lossless.store.hashing.stored``) also turns the hex text of rows
+        hashed before into bytes. Returns the rows changed (``lcm gc``)."""
         ...
 
     def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:

@@ -31,7 +31,7 @@ from lossless.store.contract import (
     HashedRow,
     PartRewrite,
 )
-from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.hashing import message_hash, part_hash, raw_hash, recorded, stored
 from lossless.store.overview import build_listings, build_overviews
 from lossless.store.rows import (
     check_text,
@@ -355,7 +355,7 @@ class Messages(Repo):
                         s.created_at,
                         s.ingest_key,
                         dumps_json(m.metadata),
-                        message_hash(m.role, m.content),
+                        stored(message_hash(m.role, m.content)),
                     )
                     for s, m in zip(planned, planned_new, strict=True)
                 ],
@@ -589,7 +589,7 @@ class Messages(Repo):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             found.update(
-                (r["native_key"], r["raw_hash"])
+                (r["native_key"], recorded(r["raw_hash"]))
                 for r in self.s._q(
                     f"SELECT native_key, raw_hash FROM native_records WHERE conversation_id = ? "
                     f"AND native_key IN ({marks})",
@@ -654,7 +654,7 @@ class Messages(Repo):
             # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = self.db.execute(
                 "UPDATE messages SET content = ?, metadata = ?, "
-                "content_hash = lcm_message_hash(role, ?) WHERE id = ?",
+                "content_hash = lcm_stored_hash(lcm_message_hash(role, ?)) WHERE id = ?",
                 (content, meta, content, message_id),
             )
             if cur.rowcount == 0:
@@ -662,7 +662,7 @@ class Messages(Repo):
             for row in part_rows:
                 cur = self.db.execute(
                     "UPDATE message_parts SET text = ?, metadata = ?, "
-                    "content_hash = lcm_part_hash(kind, ?, tool_name, tool_call_id) "
+                    "content_hash = lcm_stored_hash(lcm_part_hash(kind, ?, tool_name, tool_call_id)) "
                     "WHERE message_id = ? AND ordinal = ?",
                     (row[0], row[1], row[0], row[2], row[3]),
                 )
@@ -691,7 +691,14 @@ class Messages(Repo):
 
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         out = [
-            HashedRow("message", r["id"], None, None, r["content_hash"], (r["role"], r["content"]))
+            HashedRow(
+                "message",
+                r["id"],
+                None,
+                None,
+                recorded(r["content_hash"]),
+                (r["role"], r["content"]),
+            )
             for r in self.s._q(
                 "SELECT id, role, content, content_hash FROM messages "
                 "WHERE conversation_id = ? ORDER BY seq",
@@ -704,7 +711,7 @@ class Messages(Repo):
                 r["message_id"],
                 r["ordinal"],
                 None,
-                r["content_hash"],
+                recorded(r["content_hash"]),
                 (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
             )
             for r in self.s._q(
@@ -721,7 +728,9 @@ class Messages(Repo):
             [conversation_id],
         )
         out += [
-            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (raw,))
+            HashedRow(
+                "native_record", r["message_id"], None, r["id"], recorded(r["raw_hash"]), (raw,)
+            )
             for r, raw in zip(records, self._raws(records), strict=True)
         ]
         return out
@@ -731,7 +740,7 @@ class Messages(Repo):
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE native_records SET raw = ?, raw_hash = ?, raw_template = 0 WHERE id = ?",
-                (pack_raw(raw), raw_hash(raw), record_id),
+                (pack_raw(raw), stored(raw_hash(raw)), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
@@ -774,6 +783,10 @@ class Messages(Repo):
                 "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
             )
             changed += len(updates)
+            # Hashes recorded as hex text (by migration 0007, or by a rewrite
+            # before hashes were kept as bytes) stored as their 32 bytes.
+            for sql in _HEX_HASHES_TO_BYTES:
+                changed += self.db.execute(sql, [conversation_id]).rowcount
         return changed
 
     def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
@@ -801,6 +814,16 @@ class Messages(Repo):
         return counts
 
 
+_HEX_HASHES_TO_BYTES = (
+    "UPDATE messages SET content_hash = lcm_stored_hash(content_hash) "
+    "WHERE conversation_id = ? AND typeof(content_hash) = 'text'",
+    "UPDATE message_parts SET content_hash = lcm_stored_hash(content_hash) "
+    "WHERE typeof(content_hash) = 'text' "
+    "AND message_id IN (SELECT id FROM messages WHERE conversation_id = ?)",
+    "UPDATE native_records SET raw_hash = lcm_stored_hash(raw_hash) "
+    "WHERE conversation_id = ? AND typeof(raw_hash) = 'text'",
+)
+
 # A part's text: stored, or the piece of its message's content it refers to.
 _PART_TEXT = (
     "CASE WHEN p.text_start IS NULL THEN p.text "
@@ -823,7 +846,7 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
         p.tool_name,
         p.tool_call_id,
         dumps_json(p.metadata),
-        part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
+        stored(part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)),
         start,
         None if start is None else len(p.text or ""),
     )
@@ -847,6 +870,6 @@ def _record_row(
         r.source_path,
         r.line_no,
         r.byte_offset,
-        raw_hash(r.raw),
+        stored(raw_hash(r.raw)),
         0 if template is None else 1,
     )
