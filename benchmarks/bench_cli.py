@@ -14,7 +14,9 @@ Building a 100,000-message store takes minutes: ``--home`` keeps it for the
 next run (built there when missing). ``--before-src`` names the ``src``
 folder of another checkout (an earlier commit): each command then also runs
 with that code (``PYTHONPATH``), interleaved with this one's, so the two
-columns share the machine's load.
+columns share the machine's load; ``--before-home`` gives it a copy of the
+store at its own schema (this code migrates the store it opens, which older
+code then refuses).
 
 Usage::
 
@@ -70,6 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--before-src", type=Path, help="Also run each command with this code, interleaved."
     )
+    parser.add_argument(
+        "--before-home",
+        type=Path,
+        help="The LCM_HOME the --before-src code runs on (a copy of the store at that code's "
+        "schema: a store migrated by this code is refused by older code).",
+    )
     args = parser.parse_args(argv)
     common.print_machine()
     scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-cli-"))
@@ -89,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         before_env = None
         if args.before_src is not None:
             before_env = {**env, "PYTHONPATH": str(args.before_src.resolve())}
+            if args.before_home is not None:
+                before_env["LCM_HOME"] = str(args.before_home.resolve())
         floor_argv = [sys.executable, "-c", "pass"]
         timed(floor_argv, env, project)
         for command in COMMANDS:

@@ -100,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"LoCoMo even conversations: {len(turns):,} turns embedded in "
         f"{time.process_time() - started:.0f} CPU s; |mean| = {np.linalg.norm(mean):.3f}"
     )
+    shipped = centring.model_mean(spec.name)
+    if shipped is not None and not args.write:
+        gap = float(np.max(np.abs(np.asarray(shipped.vector) - mean)))
+        print(f"largest difference from the shipped mean: {gap:.2e}")
     if args.transcripts:
         with tempfile.TemporaryDirectory(prefix="lcm-mean-") as home:
             texts = transcript_texts(Path(home))

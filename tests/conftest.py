@@ -7,11 +7,15 @@ and skip with a message when that folder is absent.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.pg_fixtures import running_server
+from tests.store.postgres_server import EmbeddedPostgres
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -30,6 +34,49 @@ SUITE_ENV = {"LCM_SEMANTIC_ENABLED": "false"}
 if not SERVING:
     SUITE_ENV["LCM_HOOKS_SERVER"] = "false"
 os.environ.update(SUITE_ENV)
+
+
+def _started_under(base: str) -> dict[int, str]:
+    """Processes whose command line or environment names a path under ``base``
+    (this run's temporary folders: a test's home, profile or transcripts)."""
+    marker = (base.rstrip("/") + "/").encode()
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue  # gone, or not ours to read
+        if marker in cmdline or marker in environ:
+            found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")[:160]
+    return found
+
+
+#: What ``_nothing_left_running`` found and stopped, for the terminal summary.
+LEFT_RUNNING: dict[int, str] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the run, nothing it started may go on (a worker, a hook server, a
+    browser, a client's app-server): each is stopped, and named in the summary
+    so the test that left it can be found (torn down last of all fixtures)."""
+    yield
+    if not Path("/proc/self/environ").exists():
+        return
+    LEFT_RUNNING.update(_started_under(str(tmp_path_factory.getbasetemp())))
+    for pid in LEFT_RUNNING:
+        with contextlib.suppress(OSError):  # it may have ended meanwhile
+            os.kill(pid, signal.SIGTERM)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if LEFT_RUNNING:
+        terminalreporter.section("processes left running by the tests (now stopped)")
+        for pid, command in sorted(LEFT_RUNNING.items()):
+            terminalreporter.write_line(f"{pid}: {command}")
 
 
 @pytest.fixture(autouse=True)
@@ -54,6 +101,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         from lossless.hook_server.control import stop
 
         stop(home)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    """The session's one real PostgreSQL 18 server (tests/store and ``own_pg_server``)."""
+    yield from running_server()
 
 
 @pytest.fixture

@@ -38,6 +38,8 @@ from lossless.store.outbox import OUTBOX_FILE, Outbox
 from lossless.worker import running_worker_pid
 
 __all__ = ["own_pg_server", "pg_home"]
+#: The tests stop the server: it is this module's own (see tests/pg_fixtures.py).
+STOPS_PG_SERVER = True
 
 EVENTS = ["PostToolUse", "Stop", "UserPromptSubmit", "PostToolUse", "SubagentStop"]
 

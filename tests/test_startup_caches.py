@@ -147,3 +147,104 @@ def test_dataclass_methods_are_compiled_once_and_behave_the_same(tmp_path: Path)
     (path,) = tmp_path.rglob("dataclass-code.*.marshal")
     path.write_bytes(b"not marshal")
     assert run_dataclasses(tmp_path)["loaded"] == 0  # a corrupt file is a miss
+
+
+# --------------------------------------------------------------------------- literal sets
+
+_RUN_LITERALS = """
+import json, sys
+from lossless import regex_literals
+derived = []
+original = regex_literals.required_literals
+def counting(pattern, *args, **kwargs):
+    derived.append(pattern)
+    return original(pattern, *args, **kwargs)
+regex_literals.required_literals = counting
+from tests.summarize.injection_corpus import BENIGN, PAYLOADS
+import lossless.injection as injection
+texts = [" ".join(entry.parts) for entry in PAYLOADS[::6] + BENIGN[::6]]
+findings = [sorted({f.kind for f in injection.scan(text)}) for text in texts]
+# A gate of patterns a user or a text supplied: never kept.
+regex_literals.LiteralGate([("k", "user-secret-" + sys.argv[1], 0)]).indices("x")
+print(json.dumps({"derived": len(derived), "findings": findings}))
+"""
+
+
+def run_literals(prefix: Path, *, write: bool = True, marker: str = "hunter2") -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_LITERALS, marker],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],  # for tests.summarize.injection_corpus
+        timeout=300,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def literals_file(prefix: Path) -> Path:
+    (found,) = prefix.rglob("regex-literals.*.marshal")
+    return found
+
+
+def test_the_detector_s_literal_sets_are_derived_once_and_scan_the_same(tmp_path: Path) -> None:
+    first = run_literals(tmp_path)
+    # ~120 detector patterns derived, plus the user's gate (derived every time).
+    assert first["derived"] > 100
+    second = run_literals(tmp_path)
+    assert second["derived"] == 1, "only the user's pattern is derived again"
+    assert second["findings"] == first["findings"]
+    assert any(first["findings"]) and not all(first["findings"])
+    _header, entries = marshal.loads(literals_file(tmp_path).read_bytes())
+    assert len(entries) == first["derived"] - 1
+    assert not any("hunter2" in pattern for pattern, _flags, _spaces in entries)
+
+
+def test_kept_sets_are_used_only_under_the_same_interpreter_and_derivation(
+    tmp_path: Path,
+) -> None:
+    honest = run_literals(tmp_path)
+    path = literals_file(tmp_path)
+    header, entries = marshal.loads(path.read_bytes())
+    # Sets no text meets: a gate reading them runs no pattern, so only what is
+    # found without the gates (zero-width characters inside words) remains.
+    poisoned = {key: (frozenset({"\x00never\x00"}),) for key in entries}
+    path.write_bytes(marshal.dumps((header, poisoned)))
+    blinded = run_literals(tmp_path)["findings"]
+    assert {kind for kinds in blinded for kind in kinds} <= {"encoded"}, blinded
+    assert blinded != honest["findings"], "the kept sets are what the gates read"
+    # The same file under another derivation (regex_literals.py changed) or
+    # another interpreter: read as a miss, derived again, the honest findings.
+    for other in ((*header[:2], header[2] + b"x"), ("3.0.0", *header[1:])):
+        path.write_bytes(marshal.dumps((other, poisoned)))
+        again = run_literals(tmp_path)
+        assert again["derived"] > 100 and again["findings"] == honest["findings"]
+    # A changed pattern is a key the file does not hold: derived, not guessed.
+    renamed = {(p + " ", f, s): v for (p, f, s), v in poisoned.items()}
+    path.write_bytes(marshal.dumps((header, renamed)))
+    assert run_literals(tmp_path)["findings"] == honest["findings"]
+
+
+def test_a_corrupt_literal_file_is_a_miss(tmp_path: Path) -> None:
+    honest = run_literals(tmp_path)
+    path = literals_file(tmp_path)
+    header, entries = marshal.loads(path.read_bytes())
+    for broken in (
+        b"\x00garbage",
+        marshal.dumps((header, ["not", "a", "dict"])),
+        marshal.dumps((header, dict.fromkeys(entries, "not sets"))),
+    ):
+        path.write_bytes(broken)
+        again = run_literals(tmp_path)
+        assert again["derived"] > 100 and again["findings"] == honest["findings"]
+
+
+def test_no_literal_file_is_written_when_bytecode_is_not(tmp_path: Path) -> None:
+    assert run_literals(tmp_path, write=False)["derived"] > 100
+    assert list(tmp_path.rglob("regex-literals.*")) == []

@@ -921,7 +921,9 @@ def _gate(
     patterns: tuple[tuple[str, _LazyPattern], ...], spaces: frozenset[str] | None
 ) -> LiteralGate:
     return LiteralGate(
-        ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns), spaces=spaces
+        ((pattern, pattern.pattern, pattern.flags) for _, pattern in patterns),
+        spaces=spaces,
+        kept=True,  # the detector's own patterns: their literal sets are kept
     )
 
 

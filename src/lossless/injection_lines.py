@@ -27,6 +27,8 @@ from __future__ import annotations
 import bisect
 import functools
 import html
+import itertools
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -229,9 +231,13 @@ def _cut_views(lines: list[str]) -> dict[str, list[str]]:
         views["unquoted-folded"] = _CODE_SPAN_RE.sub(" ", folded) if quoted else folded
         pieces = {name: view.split("\n") for name, view in views.items()}
         pieces["compact"] = _NOT_LETTER_OR_NEWLINE_RE.sub("", folded).split("\n")
+        every = len(chosen) == len(lines)  # all lines in one pass: the pieces are the column
         for name, parts in pieces.items():
             if len(parts) != len(chosen):  # pragma: no cover - excluded by _plain
                 raise AssertionError(f"the {name} view changed the number of lines")
+            if every:
+                cut[name] = parts
+                continue
             column = cut[name]
             for k, part in zip(chosen, parts, strict=True):
                 column[k] = part
@@ -239,14 +245,12 @@ def _cut_views(lines: list[str]) -> dict[str, list[str]]:
 
 
 def _offsets(pieces: list[str], *, separator: int) -> tuple[list[int], list[int]]:
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for piece in pieces:
-        starts.append(at)
-        at += len(piece)
-        ends.append(at)
-        at += separator
+    """Where each piece starts and ends in the pieces joined by ``separator`` characters."""
+    if not pieces:
+        return [], []
+    lengths = list(map(len, pieces))
+    starts = list(itertools.accumulate((n + separator for n in lengths[:-1]), initial=0))
+    ends = list(map(operator.add, starts, lengths))
     return starts, ends
 
 

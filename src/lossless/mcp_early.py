@@ -10,15 +10,24 @@ An early answer is the SDK's answer: the same ``LcmTools`` call, the same
 result (``structuredContent``) and text (pydantic's JSON of it, indented),
 checked against the SDK by ``tests/test_mcp_early.py``. Anything the front is
 not sure to answer the way the SDK would goes to the SDK (it answers when it
-has loaded): a tool that writes or delegates, arguments that do not validate
-against the tool's cached ``inputSchema`` exactly as sent (the SDK coerces
-some, and words its own errors), a schema keyword this module does not know,
-a tool that fails (the SDK words the error).
+has loaded): a tool that delegates or starts a job, arguments that do not
+validate against the tool's cached ``inputSchema`` exactly as sent (the SDK
+coerces some, and words its own errors), a schema keyword this module does
+not know, a tool that fails (the SDK words the error).
+
+``lcm_store`` is the one write answered early (an agent's first memory of a
+session otherwise waited the SDK's whole import: 0.6 s, seconds under load).
+A write must never run twice, so it is handed to the SDK only when it failed
+before anything was stored (``remember`` refuses or redacts before its one
+transaction, which a failure rolls back: the SDK's own attempt then fails or
+succeeds on its own); once stored, the front answers whatever happens.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,14 +35,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lossless.mcp_tools import LcmTools
 
-#: The tools answered early: read-only, no model call, no job started.
-EARLY_TOOLS = ("lcm_grep", "lcm_search", "lcm_describe", "lcm_expand", "lcm_status")
+#: The tools answered early: no model call, no job started; all read-only but
+#: ``EARLY_WRITES``.
+EARLY_TOOLS = ("lcm_grep", "lcm_search", "lcm_describe", "lcm_expand", "lcm_status", "lcm_store")
+#: The early tools that write: never handed to the SDK once they have run.
+EARLY_WRITES = frozenset({"lcm_store"})
 # What those calls import on first use, imported with the store's opening so
 # that a first call does not wait for them (nor race the SDK's imports).
 _WARM = (
     "lossless.engine.retrieval",
     "lossless.engine.recall",
     "lossless.engine.status",
+    "lossless.engine.memory",
     "lossless.timeutil",
 )
 
@@ -54,6 +67,7 @@ _KNOWN = {
     "exclusiveMaximum",
     "minLength",
     "maxLength",
+    "items",
 }
 
 
@@ -74,18 +88,28 @@ def _check(schema: dict[str, Any], value: Any) -> None:
         raise _Unsure
     kind = schema.get("type")
     if kind == "string":
-        ok = isinstance(value, str)
+        # A lone surrogate (JSON allows "\\ud800") is the SDK's to refuse or take.
+        ok = isinstance(value, str) and _utf8(value)
     elif kind == "integer":
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif kind == "number":
+        # NaN and infinities (Python's JSON reads them) are the SDK's.
         ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value)
     elif kind == "boolean":
         ok = isinstance(value, bool)
     elif kind == "null":
         ok = value is None
+    elif kind == "array":
+        ok = isinstance(value, list) and isinstance(schema.get("items"), dict)
+        if ok:
+            for item in value:
+                _check(schema["items"], item)
     else:
-        ok = False  # arrays, objects, no type: the SDK's
+        ok = False  # objects, no type: the SDK's
     if not ok:
+        raise _Unsure
+    if "items" in schema and kind != "array":
         raise _Unsure
     if "enum" in schema and value not in schema["enum"]:
         raise _Unsure
@@ -105,6 +129,22 @@ def _check(schema: dict[str, Any], value: Any) -> None:
             raise _Unsure
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _as_validated(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` as the SDK's validation hands it to the tool: pydantic makes a
+    whole number given for a ``float`` argument a float (``1`` -> ``1.0``)."""
+    if schema.get("type") == "number" and isinstance(value, int):
+        return float(value)
+    return value
+
+
 def checked_arguments(schema: dict[str, Any], given: Any) -> dict[str, Any] | None:
     """``given`` with the defaults of ``schema`` filled in, or None when the
     front cannot be sure the SDK would accept them as they are."""
@@ -120,7 +160,7 @@ def checked_arguments(schema: dict[str, Any], given: Any) -> dict[str, Any] | No
         for name, prop in properties.items():
             if name in given:
                 _check(prop, given[name])
-                arguments[name] = given[name]
+                arguments[name] = _as_validated(prop, given[name])
             elif "default" in prop:
                 arguments[name] = prop["default"]
             else:
@@ -143,6 +183,8 @@ def _run(tools: LcmTools, name: str, arguments: dict[str, Any]) -> dict[str, Any
         return tools.expand(arguments.pop("summary_id"), depth=depth or None, **arguments)
     if name == "lcm_status":
         return tools.status(**arguments)
+    if name == "lcm_store":
+        return tools.store_memory(arguments.pop("text"), **arguments)
     raise KeyError(name)
 
 
@@ -169,6 +211,12 @@ class EarlyCalls:
         self._opened = threading.Event()
         self._tools: LcmTools | None = None
         self._to_json: Callable[[Any], str] | None = None
+        # Early writes run one at a time in the order they came, as the SDK
+        # runs its (synchronous) tools: on one thread of their own.
+        self._writes: queue.SimpleQueue[tuple[bytes, str | int, str, dict[str, Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._writer: threading.Thread | None = None
         self.sdk_ready = threading.Event()
 
     def start(self) -> None:
@@ -227,10 +275,22 @@ class EarlyCalls:
         arguments = checked_arguments(schema, params.get("arguments", {}))
         if arguments is None:
             return False
+        if name in EARLY_WRITES:
+            self._writes.put((line, request_id, name, arguments))
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write_in_order, daemon=True, name="lcm-mcp-early-writes"
+                )
+                self._writer.start()
+            return True
         threading.Thread(
             target=self._answer, args=(line, request_id, name, arguments), daemon=True
         ).start()
         return True
+
+    def _write_in_order(self) -> None:
+        while True:
+            self._answer(*self._writes.get())
 
     def _answer(
         self, line: bytes, request_id: str | int, name: str, arguments: dict[str, Any]
@@ -241,21 +301,39 @@ class EarlyCalls:
             if tools is None or to_json is None:
                 raise LookupError("the tools did not open")
             result = _run(tools, name, arguments)
-            answer = {
+        except Exception:
+            # A tool failure (the SDK words its error) or anything unexpected,
+            # before anything was stored: the SDK answers this request, when
+            # it has loaded.
+            self._hand_over(line)
+            return
+        try:
+            text = to_json(result)
+            answer: dict[str, Any] = {
                 "jsonrpc": "2.0",
                 "id": request_id,
                 "result": {
-                    "content": [{"text": to_json(result), "type": "text"}],
+                    "content": [{"text": text, "type": "text"}],
                     "isError": False,
                     "structuredContent": result,
                 },
             }
             data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
-        except Exception:
-            # A tool failure (the SDK words its error) or anything unexpected:
-            # the SDK answers this request, when it has loaded.
-            self._hand_over(line)
-            return
+        except Exception as exc:
+            if name not in EARLY_WRITES:
+                self._hand_over(line)
+                return
+            # Stored already: handing it over would store it twice. Said as a
+            # tool error, the form the SDK gives one.
+            answer = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {
+                    "content": [{"text": f"stored, but the answer failed: {exc}", "type": "text"}],
+                    "isError": True,
+                },
+            }
+            data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
         self._send(data + b"\n")
 
 

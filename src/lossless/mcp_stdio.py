@@ -16,7 +16,7 @@ SDK the client's own ``initialize`` request first (its answer, the same as
 ours, is dropped), so the SDK's session is in the state the client believes
 it is in. The SDK is imported (on the main thread) only when the first such
 request arrives: a session that lists the tools and calls the read-only
-ones never pays its second of CPU.
+ones (or stores memories) never pays its second of CPU.
 
 Other designs measured or considered: importing the SDK lazily inside its own
 ``initialize`` handler is impossible (the handler is the SDK); a hand-written
@@ -28,7 +28,7 @@ early tool answers likewise (``tests/test_mcp_early.py``).
 
 Tool calls that arrive while the SDK is not running (a client may call as
 soon as it has the tool list) are answered by the front itself for the
-read-only tools (``lossless.mcp_early``): it opens the store in a thread
+read-only tools and ``lcm_store`` (``lossless.mcp_early``): it opens the store in a thread
 right after ``initialize`` and hands the opened tools to the SDK when it
 starts, which serves every call once it answers the front's ``ping``.
 

@@ -19,7 +19,10 @@ import functools
 import re
 import types
 from collections.abc import Hashable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, cast
+
+from lossless.literal_cache import KeptLiterals
 
 __all__ = ["LiteralGate", "required_literals"]
 
@@ -289,8 +292,14 @@ class LiteralGate:
         patterns: Iterable[tuple[Hashable, str, int]],
         *,
         spaces: frozenset[str] | None = None,
+        kept: bool = False,
     ) -> None:
-        """``spaces``: as in ``required_literals``, for a gate used on such texts only."""
+        """``spaces``: as in ``required_literals``, for a gate used on such texts only.
+
+        ``kept``: the patterns are the code's own constants, whose literal sets
+        may be kept for the next process (``literal_cache``); never set for a
+        pattern a user or a text supplied.
+        """
         import ahocorasick_rs
 
         self._keys: list[Hashable] = []
@@ -308,7 +317,7 @@ class LiteralGate:
             self._keys.append(key)
             requirement: list[frozenset[str]] = []
             common: list[tuple[str, ...]] = []
-            for options in _cached_literals(pattern, flags, spaces):
+            for options in _literals(pattern, flags, spaces, kept=kept):
                 if any(_common(x) for x in options):
                     common.append(tuple(sorted(options, key=len)))
                 else:
@@ -335,6 +344,8 @@ class LiteralGate:
                 slots[bit.bit_length() - 1].append(index)
         self._sets = sets
         self._automaton = ahocorasick_rs.AhoCorasick(self._literals) if self._literals else None
+        if kept:
+            _KEPT.keep()
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -455,6 +466,24 @@ class LiteralGate:
     def candidates(self, text: str) -> set[Hashable]:
         keys = self._keys
         return {keys[position] for position in self.indices(text)}
+
+
+# The detector's sets, kept beside the compiled-regex cache: deriving them for
+# its ~120 patterns cost the first scan in every process ~30 ms of CPU.
+_KEPT = KeptLiterals(Path(__file__))
+
+
+def _literals(
+    pattern: str, flags: int, spaces: frozenset[str] | None, *, kept: bool
+) -> tuple[frozenset[str], ...]:
+    if not kept:
+        return _cached_literals(pattern, flags, spaces)
+    key = (pattern, int(flags), spaces)  # a plain int: marshal stores no re.RegexFlag
+    found = _KEPT.get(key)
+    if found is None:
+        found = _cached_literals(pattern, flags, spaces)
+        _KEPT.add(key, found)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)

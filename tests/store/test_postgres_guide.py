@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import SUITE_ENV
 from tests.pg_fixtures import own_pg_server  # noqa: F401  (a fixture)
 from tests.store.postgres_server import EmbeddedPostgres
 
@@ -28,7 +29,10 @@ def _blocks(language: str) -> list[str]:
 
 
 def lcm(*args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    # The guide's commands run as a user's would, with none of the test's
+    # LCM_* settings, except the suite's own: without them each import starts
+    # a worker that embeds the real transcript for minutes, outliving the run.
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")} | SUITE_ENV
     done = subprocess.run(
         [sys.executable, "-m", "lossless", *args],
         capture_output=True,

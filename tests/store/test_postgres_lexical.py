@@ -9,10 +9,10 @@ from tests.store.lexical_conformance import LexicalConformance
 
 class TestPostgresLexical(LexicalConformance):
     @pytest.fixture
-    def store_factory(self, pg_url: str) -> StoreFactory:
+    def store_factory(self, pg_store_url: str) -> StoreFactory:
         from lossless.store.postgres import PostgresStore
 
-        return lambda: PostgresStore(pg_url)
+        return lambda: PostgresStore(pg_store_url)
 
 
 def test_a_store_made_before_stemming_is_reindexed_whole(

@@ -9,7 +9,7 @@ from tests.store.memory_conformance import MemoryConformance
 
 class TestPostgresMemory(MemoryConformance):
     @pytest.fixture
-    def store_factory(self, pg_url: str) -> StoreFactory:
+    def store_factory(self, pg_store_url: str) -> StoreFactory:
         from lossless.store.postgres import PostgresStore
 
-        return lambda: PostgresStore(pg_url)
+        return lambda: PostgresStore(pg_store_url)

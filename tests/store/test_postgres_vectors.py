@@ -14,10 +14,10 @@ from lossless.store.contract import NewVector
 
 class TestPostgresVectors(VectorConformance):
     @pytest.fixture
-    def store_factory(self, pg_url: str) -> StoreFactory:
+    def store_factory(self, pg_store_url: str) -> StoreFactory:
         from lossless.store.postgres import PostgresStore
 
-        return lambda: PostgresStore(pg_url)
+        return lambda: PostgresStore(pg_store_url)
 
 
 def _drop_vector_objects(pg_url: str) -> None:

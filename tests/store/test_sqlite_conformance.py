@@ -12,5 +12,5 @@ from lossless.store.sqlite import SQLiteStore
 
 class TestSQLiteConformance(StoreConformance):
     @pytest.fixture
-    def store_factory(self, tmp_path: Path) -> StoreFactory:
-        return lambda: SQLiteStore(tmp_path / "lcm.db")
+    def store_factory(self, sqlite_store_path: Path) -> StoreFactory:
+        return lambda: SQLiteStore(sqlite_store_path)

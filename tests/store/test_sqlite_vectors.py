@@ -13,5 +13,5 @@ from lossless.store.sqlite import SQLiteStore
 
 class TestSQLiteVectors(VectorConformance):
     @pytest.fixture
-    def store_factory(self, tmp_path: Path) -> StoreFactory:
-        return lambda: SQLiteStore(tmp_path / "lcm.db")
+    def store_factory(self, sqlite_store_path: Path) -> StoreFactory:
+        return lambda: SQLiteStore(sqlite_store_path)

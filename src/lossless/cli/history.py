@@ -11,16 +11,13 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import print_table, wrapped
-from lossless.cli.search_index import index_imported
-from lossless.engine import retrieval
 from lossless.errors import InputError
 from lossless.jsonable import to_jsonable
-from lossless.size_cap import size_cap_warning
 from lossless.timeutil import parse_since
-from lossless.words import counted
 
 if TYPE_CHECKING:
     from lossless.config import Config
+    from lossless.engine import retrieval
     from lossless.engine.ingest import FileImportResult
     from lossless.engine.status import Status
     from lossless.models import Conversation
@@ -132,6 +129,8 @@ def import_cmd(
             bar.update(max(0, _size(path) - result.resumed_from - before))
             results.append(result)
 
+    from lossless.cli.search_index import index_imported
+
     left = index_imported(engine, quiet=not show_bar)
     backlog, worker_pid = left.substring_backlog, left.worker_pid
     added = sum(r.messages_added for r in results)
@@ -213,6 +212,8 @@ def _import_summary(
     A file read to its end before is not opened again, so its messages are
     neither added nor counted as stored: it is "unchanged", not "0 already
     stored"."""
+    from lossless.words import counted
+
     unchanged = sum(
         1
         for r in results
@@ -279,6 +280,8 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     escalation = engine.store.summaries.escalation()
     spend = _spend(engine.config)
     cap_mb = engine.config.storage_size_cap_mb
+    from lossless.size_cap import size_cap_warning
+
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     hook_server = _hook_server(engine.config)
     if as_json:
@@ -737,6 +740,8 @@ def describe(
 
         describe_job(engine, ref.strip(), as_json)
         return
+    from lossless.engine import retrieval
+
     found = engine.describe(ref)
     if offset is not None or chars is not None:
         found = _windowed(found, offset or 0, chars or DESCRIBE_WINDOW_CHARS)
@@ -789,6 +794,8 @@ DESCRIBE_WINDOW_CHARS = 4000
 def _windowed(found: retrieval.Description, offset: int, chars: int) -> retrieval.Description:
     """``found`` with only ``chars`` characters of its content from ``offset`` on,
     and a line saying which part is shown and how to read on."""
+    from lossless.engine import retrieval
+
     if isinstance(found, retrieval.MessageDescription):
         whole, ref = found.message.content, str(found.message.id)
     elif isinstance(found, retrieval.SummaryDescription):

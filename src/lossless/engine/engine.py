@@ -262,12 +262,12 @@ class Engine:
         """Search history; a regex scan stops after ``time_budget_s`` seconds
         (default: the ``grep.time_budget_s`` setting; 0: no limit) and the
         result says so (``complete``, ``scanned_until``)."""
-        from lossless.engine import retrieval
+        from lossless.engine.grep import grep
 
         conversation_id = self.resolve_conversation(conversation).id if conversation else None
         if time_budget_s is None:
             time_budget_s = self.config.grep_time_budget_s
-        return retrieval.grep(
+        return grep(
             self.store,
             pattern,
             mode=mode,

@@ -2,7 +2,8 @@
 
 These are the engine functions behind ``lcm grep/describe/expand`` and the MCP
 tools. Results are plain dataclasses with ids an agent can follow. Expansion
-(paged, focusable) lives in ``engine/expansion.py`` and is re-exported here.
+(paged, focusable) lives in ``engine/expansion.py`` and grep in
+``engine/grep.py`` (``lcm grep`` loads only that one); both are re-exported here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from lossless.engine.expansion import ExpandedNode, Expansion, expand
+from lossless.engine.grep import grep
 from lossless.errors import InputError, NotFoundError
 from lossless.models import (
     Conversation,
@@ -20,7 +22,7 @@ from lossless.models import (
     Part,
     Summary,
 )
-from lossless.store.contract import GrepHits, GrepMode, GrepQuery, GrepScope, Repositories
+from lossless.store.contract import Repositories
 
 __all__ = [
     "Description",
@@ -34,49 +36,6 @@ __all__ = [
     "grep",
     "parse_message_id",
 ]
-
-
-def grep(
-    repos: Repositories,
-    pattern: str,
-    *,
-    mode: GrepMode = "regex",
-    scope: GrepScope = "both",
-    conversation_id: int | None = None,
-    session_id: str | None = None,
-    project: str | None = None,
-    since: str | None = None,
-    limit: int = 50,
-    time_budget_s: float | None = None,
-    files_home: Path | None = None,
-) -> GrepHits:
-    """Search messages and/or summaries. Each hit carries ids to describe/expand next.
-
-    A regex scan stops after ``time_budget_s`` seconds (None: no limit); the
-    result then says how far back it got (``GrepHits.scanned_until``). With
-    ``files_home`` (the home the large files are stored under), the bodies of
-    externalized large files are searched too (``engine.file_search``).
-    """
-    if limit < 0:
-        raise InputError("limit must be 0 or more")
-    if time_budget_s is not None and time_budget_s < 0:
-        raise InputError("time budget must be 0 or more seconds")
-    query = GrepQuery(
-        pattern=pattern,
-        mode=mode,
-        scope=scope,
-        conversation_id=conversation_id,
-        session_id=session_id,
-        project=project,
-        since=since,
-        limit=limit,
-        time_budget_s=time_budget_s,
-    )
-    if files_home is None:
-        return repos.search.grep(query)
-    from lossless.engine.file_search import grep_with_files
-
-    return grep_with_files(repos, files_home, query)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lossless.models import (
     JSON,
@@ -63,7 +63,10 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
-from lossless.store.map_jobs import MapJobRepository
+
+if TYPE_CHECKING:
+    # The map jobs' records are built only where a command uses them.
+    from lossless.store.map_jobs import MapJobRepository
 
 GrepMode = Literal["regex", "full_text"]
 # How often a job is tried (a claim that expired counts) before it fails for good.
@@ -437,7 +440,9 @@ class MessageRepository(Protocol):
         """Re-store the conversation's parts and raw lines that were written in
         full (before migration 0010) as references to their message's texts
         where they repeat them (``lossless.store.stored_once``); what is read
-        back stays byte-exact. Returns the rows changed (``lcm gc``)."""
+        back stays byte-exact. A backend that keeps hashes as bytes (SQLite,
+        ``lossless.store.hashing.stored``) also turns the hex text of rows
+        hashed before into bytes. Returns the rows changed (``lcm gc``)."""
         ...
 
     def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:

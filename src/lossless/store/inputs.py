@@ -9,11 +9,14 @@ written or only looked up.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from lossless.models import LargeFile, NewMessage, NewNativeRecord, SourceCursor, Summary
 from lossless.store.contract import Memory, NewMemory, PartRewrite
-from lossless.store.map_jobs import MapOutcome, NewMapItem, NewMapJob
 from lossless.store.rows import check_text, dumps_json
+
+if TYPE_CHECKING:
+    from lossless.store.map_jobs import MapOutcome, NewMapItem, NewMapJob
 
 
 def check_all(fields: Iterable[tuple[str | None, str]]) -> None:

@@ -29,12 +29,14 @@ from lossless.models import (
     SourceCursor,
     Summary,
 )
+from lossless.store.contract import GrepHits, Memory, StoreStats
+from lossless.timeutil import utc_now_iso
 
 if TYPE_CHECKING:
     from uuid import UUID
-from lossless.store.contract import GrepHits, Memory, StoreStats
-from lossless.store.map_jobs import MapItem, MapJob
-from lossless.timeutil import utc_now_iso
+
+    # Built only by the map jobs' repositories (imported when first used).
+    from lossless.store.map_jobs import MapItem, MapJob
 
 
 class Row(Protocol):
@@ -334,6 +336,8 @@ def store_stats(row: Row, by_client: dict[str, int]) -> StoreStats:
 
 def map_job(row: Any, decode: Callable[[Any], Any]) -> MapJob:
     """A ``map_jobs`` row; ``decode`` turns the stored spec into JSON."""
+    from lossless.store.map_jobs import MapJob
+
     return MapJob(
         id=row["id"],
         kind=row["kind"],
@@ -348,6 +352,8 @@ def map_job(row: Any, decode: Callable[[Any], Any]) -> MapJob:
 
 
 def map_item(row: Any) -> MapItem:
+    from lossless.store.map_jobs import MapItem
+
     return MapItem(
         job_id=row["job_id"],
         index=int(row["idx"]),

@@ -37,7 +37,10 @@ def root(word: str) -> str:
 
 
 # A word starts at a letter or digit after anything else, an underscore
-# included (snake_case is two words, as the index sees it).
+# included (snake_case is two words, as the index sees it). The pattern
+# begins with the words themselves and the start is checked after a match
+# (``_starts_word``): a leading ``\b`` or look-behind made ``re`` try every
+# position of the text, 12x slower (3 ms for a page of 20 snippets).
 @functools.lru_cache(maxsize=256)
 def _matcher(words: tuple[str, ...]) -> re.Pattern[str] | None:
     pieces: list[str] = []
@@ -47,13 +50,18 @@ def _matcher(words: tuple[str, ...]) -> re.Pattern[str] | None:
             if has_cjk(t):
                 pieces.append(re.escape(t))
             elif t.isascii() and t.isalpha():
-                pieces.append(rf"(?:\b|(?<=_)){re.escape(root(t))}[^\W_]*")
+                pieces.append(rf"{re.escape(root(t))}[^\W_]*")
             else:
-                pieces.append(rf"(?:\b|(?<=_)){re.escape(t)}(?![^\W_])")
+                pieces.append(rf"{re.escape(t)}(?![^\W_])")
     if not pieces:
         return None
     pieces.sort(key=len, reverse=True)
     return re.compile("|".join(pieces))
+
+
+def _starts_word(text: str, at: int) -> bool:
+    """Whether a match at ``at`` starts a word (CJK characters always do)."""
+    return at == 0 or not text[at - 1].isalnum() or has_cjk(text[at])
 
 
 def snippet(content: str, words: Sequence[str], width: int = SNIPPET_CHARS) -> str:
@@ -65,10 +73,14 @@ def snippet(content: str, words: Sequence[str], width: int = SNIPPET_CHARS) -> s
     # much. A text whose length lower() changes (rare letters) is matched as is.
     lowered = text.lower()
     if matcher is not None:
-        for found in matcher.finditer(lowered if len(lowered) == len(text) else text):
-            spans.append(found.span())
-            if len(spans) >= _MAX_MATCHES:
-                break
+        searched = lowered if len(lowered) == len(text) else text
+        found = matcher.search(searched)
+        while found is not None and len(spans) < _MAX_MATCHES:
+            if _starts_word(searched, found.start()):
+                spans.append(found.span())
+                found = matcher.search(searched, found.end())
+            else:
+                found = matcher.search(searched, found.start() + 1)
     if not spans:
         return text[:width] + (" … " if len(text) > width else "")
     # The match starting the stretch of ``width`` characters holding most matches.

@@ -183,8 +183,8 @@ class Summaries(Repo):
         counts = dict.fromkeys(conversation_ids, 0)
         if counts:
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM summaries "
-                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                "SELECT conversation_id, summaries AS n FROM conversation_totals "
+                "WHERE conversation_id = ANY(%s)",
                 [builtins.list(counts)],
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])

@@ -184,10 +184,10 @@ class Conversations(Repo):
             return {}
         return build_listings(
             ids,
-            # count(*) over the (conversation_id, seq) index, not the rows.
+            # The kept totals (migration 0014), not a count of the rows.
             messages=self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM messages "
-                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                "SELECT conversation_id, messages AS n FROM conversation_totals "
+                "WHERE conversation_id = ANY(%s)",
                 [ids],
             ),
             last=self._last_activity(ids),
@@ -494,11 +494,13 @@ class Messages(Repo):
         }
 
     def count(self, conversation_id: int | None = None) -> int:
+        # The kept totals (migration 0014), not a count of the rows.
         if conversation_id is None:
-            row = self.s._q1("SELECT count(*) AS n FROM messages")
+            row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:
             row = self.s._q1(
-                "SELECT count(*) AS n FROM messages WHERE conversation_id = %s", [conversation_id]
+                "SELECT messages AS n FROM conversation_totals WHERE conversation_id = %s",
+                [conversation_id],
             )
         return int(row["n"]) if row else 0
 
@@ -713,8 +715,8 @@ class Messages(Repo):
         counts = dict.fromkeys(conversation_ids, 0)
         if counts:
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM messages "
-                "WHERE conversation_id = ANY(%s) GROUP BY conversation_id",
+                "SELECT conversation_id, messages AS n FROM conversation_totals "
+                "WHERE conversation_id = ANY(%s)",
                 [builtins.list(counts)],
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])

@@ -25,7 +25,7 @@ import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import psycopg_pool
@@ -37,7 +37,7 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
-from lossless.store import rows
+from lossless.store import rows, totals
 from lossless.store.contract import (
     Capabilities,
     Store,
@@ -55,10 +55,6 @@ from lossless.store.postgres.coordination import PostgresCoordination
 from lossless.store.postgres.dag import Context, Summaries
 from lossless.store.postgres.files import Files
 from lossless.store.postgres.history import Conversations, Messages
-from lossless.store.postgres.import_state import Cursors, Quarantine
-from lossless.store.postgres.leases import Leases
-from lossless.store.postgres.map_jobs import MapJobs
-from lossless.store.postgres.memory import Memories
 from lossless.store.postgres.migrate import (
     add_vector_tables,
     applied_migrations,
@@ -67,7 +63,15 @@ from lossless.store.postgres.migrate import (
 )
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
-from lossless.store.postgres.vectors import Vectors
+
+# Repositories that grep, status and the hooks' common paths do not use:
+# imported when first asked for (see the properties), not at start-up.
+if TYPE_CHECKING:
+    from lossless.store.postgres.import_state import Cursors, Quarantine
+    from lossless.store.postgres.leases import Leases
+    from lossless.store.postgres.map_jobs import MapJobs
+    from lossless.store.postgres.memory import Memories
+    from lossless.store.postgres.vectors import Vectors
 
 
 class PostgresStore:
@@ -335,26 +339,38 @@ class PostgresStore:
 
     @property
     def quarantine(self) -> Quarantine:
+        from lossless.store.postgres.import_state import Quarantine
+
         return Quarantine(self)
 
     @property
     def cursors(self) -> Cursors:
+        from lossless.store.postgres.import_state import Cursors
+
         return Cursors(self)
 
     @property
     def leases(self) -> Leases:
+        from lossless.store.postgres.leases import Leases
+
         return Leases(self)
 
     @property
     def memory(self) -> Memories:
+        from lossless.store.postgres.memory import Memories
+
         return Memories(self)
 
     @property
     def vectors(self) -> Vectors:
+        from lossless.store.postgres.vectors import Vectors
+
         return Vectors(self)
 
     @property
     def map_jobs(self) -> MapJobs:
+        from lossless.store.postgres.map_jobs import MapJobs
+
         return MapJobs(self)
 
     @property
@@ -366,40 +382,13 @@ class PostgresStore:
 
     def stats(self, *, project: str | None = None) -> StoreStats:
         rows.check_text(project, "project")
-        # Scoped through the conversations each row belongs to; unscoped, the
-        # plain counts (no IN list to check row by row).
-        mine = (
-            ""
-            if project is None
-            else "WITH mine AS (SELECT id FROM conversations WHERE project = %s) "
-        )
-        where = "" if project is None else " WHERE conversation_id IN (SELECT id FROM mine)"
-        row = self._q1(
-            mine + "SELECT "
-            f"(SELECT count(*) FROM conversations{where.replace('conversation_id', 'id')}) "
-            "AS conversations, "
-            f"(SELECT count(*) FROM messages{where}) AS messages, "
-            "(SELECT count(*) FROM message_parts"
-            + ("" if project is None else f" WHERE message_id IN (SELECT id FROM messages{where})")
-            + ") AS parts, "
-            f"(SELECT count(*) FROM native_records{where}) AS native_records, "
-            f"(SELECT count(*) FROM summaries{where}) AS summaries, "
-            f"(SELECT coalesce(sum(items), 0) FROM context_totals{where}) AS context_items, "
-            f"(SELECT count(*) FROM large_files{where}) AS large_files, "
-            "(SELECT count(*) FROM quarantine) AS quarantined, "
-            f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
-            f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
-            f"(SELECT coalesce(sum(tokens), 0) FROM context_totals{where}) AS context_tokens",
-            [] if project is None else [project],
-        )
+        scoped = project is not None
+        params = [project] if scoped else []
+        row = self._q1(totals.stats_sql("%s", scoped=scoped), params)
         assert row is not None
         by_client = {
             r["client"]: int(r["n"])
-            for r in self._q(
-                mine + f"SELECT client, count(*) AS n FROM conversations"
-                f"{where.replace('conversation_id', 'id')} GROUP BY client",
-                [] if project is None else [project],
-            )
+            for r in self._q(totals.by_client_sql("%s", scoped=scoped), params)
         }
         return rows.store_stats(row, by_client)
 

@@ -23,6 +23,7 @@ from lossless.store.contract import (
     VectorHit,
 )
 from lossless.store.postgres.repository import Repo
+from lossless.store.totals import EMBEDDABLE_SQL
 from lossless.store.vector_codec import from_pg_literal, pg_literal
 
 # Rows the HNSW scan considers per query (pgvector's default 40 is below a
@@ -54,11 +55,6 @@ _PENDING_MESSAGES = (
     "WHERE e.model = %s AND e.kind = 'message' AND e.ref = m.id::text AND e.chunk = 0) "
     "ORDER BY m.id LIMIT %s"
 )
-_TOTALS = (
-    "SELECT (SELECT count(*) FROM messages) AS message, (SELECT count(*) FROM summaries) "
-    "AS summary, (SELECT count(*) FROM memories) AS memory, "
-    "(SELECT count(*) FROM large_files) AS file"
-)
 
 
 class Vectors(Repo):
@@ -84,7 +80,7 @@ class Vectors(Repo):
         embedded: dict[str, int] = {kind: 0 for kind in EMBEDDING_KINDS}
         for r in self.s._q("SELECT kind, items FROM embedding_counts WHERE model = %s", [model]):
             embedded[r["kind"]] = int(r["items"])
-        totals = self.s._q1(_TOTALS) or {}
+        totals = self.s._q1(EMBEDDABLE_SQL) or {}
         pending: dict[str, int] = {
             k: max(0, int(totals.get(k) or 0) - embedded[k]) for k in EMBEDDING_KINDS
         }

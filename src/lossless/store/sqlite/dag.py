@@ -178,8 +178,8 @@ class Summaries(Repo):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM summaries "
-                f"WHERE conversation_id IN ({','.join('?' * len(chunk))}) GROUP BY conversation_id",
+                "SELECT conversation_id, summaries AS n FROM conversation_totals "
+                f"WHERE conversation_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])

@@ -31,7 +31,7 @@ from lossless.store.contract import (
     HashedRow,
     PartRewrite,
 )
-from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.hashing import message_hash, part_hash, raw_hash, recorded, stored
 from lossless.store.overview import build_listings, build_overviews
 from lossless.store.rows import (
     check_text,
@@ -200,10 +200,10 @@ class Conversations(Repo):
             found.update(
                 build_listings(
                     chunk,
-                    # count(*) over the (conversation_id, seq) index, not the rows.
+                    # The kept totals (migration 0014), not a count of the rows.
                     messages=self.s._q(
-                        "SELECT conversation_id, count(*) AS n FROM messages "
-                        f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                        "SELECT conversation_id, messages AS n FROM conversation_totals "
+                        f"WHERE conversation_id IN ({marks})",
                         chunk,
                     ),
                     last=self._last_activity(chunk),
@@ -355,7 +355,7 @@ class Messages(Repo):
                         s.created_at,
                         s.ingest_key,
                         dumps_json(m.metadata),
-                        message_hash(m.role, m.content),
+                        stored(message_hash(m.role, m.content)),
                     )
                     for s, m in zip(planned, planned_new, strict=True)
                 ],
@@ -377,10 +377,43 @@ class Messages(Repo):
                 for s, m in zip(planned, planned_new, strict=True)
                 for r in m.native_records
             ]
-            if records:
-                self._insert_record_rows(records)
+            added_records = self._insert_record_rows(records) if records else 0
+            self._count(
+                conversation_id,
+                messages=len(planned),
+                message_tokens=sum(s.token_count for s in planned),
+                parts=len(parts),
+                native_records=added_records,
+            )
             self._index(planned[0].id, planned[-1].id)
         return AppendResult(inserted=planned, skipped=skipped)
+
+    def _count(
+        self,
+        conversation_id: int,
+        *,
+        messages: int = 0,
+        message_tokens: int = 0,
+        parts: int = 0,
+        native_records: int = 0,
+    ) -> None:
+        """Add what was just inserted to the conversation's totals (migration 0014).
+
+        The inserts of messages, parts and raw lines are counted here, one
+        statement per batch, rather than by a row trigger each (SQLite has no
+        statement triggers; a trigger per row made appends ~20% slower).
+        This module's appends are the only writers of those rows; deletions
+        and moves are counted by triggers.
+        """
+        self.db.execute(
+            "INSERT INTO conversation_totals (conversation_id, messages, message_tokens, parts, "
+            "native_records) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+            "messages = messages + excluded.messages, "
+            "message_tokens = message_tokens + excluded.message_tokens, "
+            "parts = parts + excluded.parts, "
+            "native_records = native_records + excluded.native_records",
+            (conversation_id, messages, message_tokens, parts, native_records),
+        )
 
     def _stored_keys(self, conversation_id: int, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` a message of the conversation already has."""
@@ -416,19 +449,22 @@ class Messages(Repo):
         records: Sequence[NewNativeRecord],
     ) -> int:
         """Insert standalone ``records`` (no message: stored as they are)."""
-        return self._insert_record_rows(
+        added = self._insert_record_rows(
             [_record_row(conversation_id, message_id, r, None) for r in records]
         )
+        if added:
+            self._count(conversation_id, native_records=added)
+        return added
 
     def _insert_record_rows(self, rows_: Sequence[tuple[Any, ...]]) -> int:
-        before = self.db.total_changes
-        self.db.executemany(
+        # rowcount, not total_changes: what triggers write is not an addition.
+        cursor = self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
             "record_type, raw, source_path, line_no, byte_offset, raw_hash, raw_template) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows_,
         )
-        return self.db.total_changes - before
+        return max(0, cursor.rowcount)
 
     def _texts(self, message_ids: Sequence[int]) -> dict[int, tuple[str, list[str | None]]]:
         """Each message's content and part texts by ordinal (what templates refer to)."""
@@ -553,7 +589,7 @@ class Messages(Repo):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             found.update(
-                (r["native_key"], r["raw_hash"])
+                (r["native_key"], recorded(r["raw_hash"]))
                 for r in self.s._q(
                     f"SELECT native_key, raw_hash FROM native_records WHERE conversation_id = ? "
                     f"AND native_key IN ({marks})",
@@ -580,11 +616,13 @@ class Messages(Repo):
         return found
 
     def count(self, conversation_id: int | None = None) -> int:
+        # The kept totals (migration 0014), not a count of the rows.
         if conversation_id is None:
-            row = self.s._q1("SELECT count(*) AS n FROM messages")
+            row = self.s._q1("SELECT coalesce(sum(messages), 0) AS n FROM conversation_totals")
         else:
             row = self.s._q1(
-                "SELECT count(*) AS n FROM messages WHERE conversation_id = ?", (conversation_id,)
+                "SELECT messages AS n FROM conversation_totals WHERE conversation_id = ?",
+                (conversation_id,),
             )
         return int(row["n"]) if row else 0
 
@@ -616,7 +654,7 @@ class Messages(Repo):
             # A sanctioned rewrite (redaction) records the new content's hashes.
             cur = self.db.execute(
                 "UPDATE messages SET content = ?, metadata = ?, "
-                "content_hash = lcm_message_hash(role, ?) WHERE id = ?",
+                "content_hash = lcm_stored_hash(lcm_message_hash(role, ?)) WHERE id = ?",
                 (content, meta, content, message_id),
             )
             if cur.rowcount == 0:
@@ -624,7 +662,7 @@ class Messages(Repo):
             for row in part_rows:
                 cur = self.db.execute(
                     "UPDATE message_parts SET text = ?, metadata = ?, "
-                    "content_hash = lcm_part_hash(kind, ?, tool_name, tool_call_id) "
+                    "content_hash = lcm_stored_hash(lcm_part_hash(kind, ?, tool_name, tool_call_id)) "
                     "WHERE message_id = ? AND ordinal = ?",
                     (row[0], row[1], row[0], row[2], row[3]),
                 )
@@ -653,7 +691,14 @@ class Messages(Repo):
 
     def hashed_rows(self, conversation_id: int) -> builtins.list[HashedRow]:
         out = [
-            HashedRow("message", r["id"], None, None, r["content_hash"], (r["role"], r["content"]))
+            HashedRow(
+                "message",
+                r["id"],
+                None,
+                None,
+                recorded(r["content_hash"]),
+                (r["role"], r["content"]),
+            )
             for r in self.s._q(
                 "SELECT id, role, content, content_hash FROM messages "
                 "WHERE conversation_id = ? ORDER BY seq",
@@ -666,7 +711,7 @@ class Messages(Repo):
                 r["message_id"],
                 r["ordinal"],
                 None,
-                r["content_hash"],
+                recorded(r["content_hash"]),
                 (r["kind"], r["text"], r["tool_name"], r["tool_call_id"]),
             )
             for r in self.s._q(
@@ -683,7 +728,9 @@ class Messages(Repo):
             [conversation_id],
         )
         out += [
-            HashedRow("native_record", r["message_id"], None, r["id"], r["raw_hash"], (raw,))
+            HashedRow(
+                "native_record", r["message_id"], None, r["id"], recorded(r["raw_hash"]), (raw,)
+            )
             for r, raw in zip(records, self._raws(records), strict=True)
         ]
         return out
@@ -693,7 +740,7 @@ class Messages(Repo):
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE native_records SET raw = ?, raw_hash = ?, raw_template = 0 WHERE id = ?",
-                (pack_raw(raw), raw_hash(raw), record_id),
+                (pack_raw(raw), stored(raw_hash(raw)), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
@@ -736,6 +783,10 @@ class Messages(Repo):
                 "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
             )
             changed += len(updates)
+            # Hashes recorded as hex text (by migration 0007, or by a rewrite
+            # before hashes were kept as bytes) stored as their 32 bytes.
+            for sql in _HEX_HASHES_TO_BYTES:
+                changed += self.db.execute(sql, [conversation_id]).rowcount
         return changed
 
     def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
@@ -755,13 +806,23 @@ class Messages(Repo):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for r in self.s._q(
-                "SELECT conversation_id, count(*) AS n FROM messages "
-                f"WHERE conversation_id IN ({','.join('?' * len(chunk))}) GROUP BY conversation_id",
+                "SELECT conversation_id, messages AS n FROM conversation_totals "
+                f"WHERE conversation_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 counts[int(r["conversation_id"])] = int(r["n"])
         return counts
 
+
+_HEX_HASHES_TO_BYTES = (
+    "UPDATE messages SET content_hash = lcm_stored_hash(content_hash) "
+    "WHERE conversation_id = ? AND typeof(content_hash) = 'text'",
+    "UPDATE message_parts SET content_hash = lcm_stored_hash(content_hash) "
+    "WHERE typeof(content_hash) = 'text' "
+    "AND message_id IN (SELECT id FROM messages WHERE conversation_id = ?)",
+    "UPDATE native_records SET raw_hash = lcm_stored_hash(raw_hash) "
+    "WHERE conversation_id = ? AND typeof(raw_hash) = 'text'",
+)
 
 # A part's text: stored, or the piece of its message's content it refers to.
 _PART_TEXT = (
@@ -785,7 +846,7 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
         p.tool_name,
         p.tool_call_id,
         dumps_json(p.metadata),
-        part_hash(p.kind, p.text, p.tool_name, p.tool_call_id),
+        stored(part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)),
         start,
         None if start is None else len(p.text or ""),
     )
@@ -809,6 +870,6 @@ def _record_row(
         r.source_path,
         r.line_no,
         r.byte_offset,
-        raw_hash(r.raw),
+        stored(raw_hash(r.raw)),
         0 if template is None else 1,
     )

@@ -18,7 +18,7 @@ from lossless.models import (
     Summary,
 )
 from lossless.store import rows
-from lossless.store.hashing import message_hash, part_hash, raw_hash
+from lossless.store.hashing import message_hash, part_hash, raw_hash, stored
 from lossless.store.lexical import index_text
 
 if TYPE_CHECKING:
@@ -57,6 +57,13 @@ def register_hash_functions(db: sqlite3.Connection) -> None:
     db.create_function("lcm_message_hash", 2, message_hash, deterministic=True)
     db.create_function("lcm_part_hash", 4, part_hash, deterministic=True)
     db.create_function("lcm_raw_hash", 1, lambda raw: raw_hash(unpack_raw(raw)), deterministic=True)
+    # Hex text to the bytes SQLite keeps (``hashing.stored``); bytes and NULL pass.
+    db.create_function(
+        "lcm_stored_hash",
+        1,
+        lambda value: stored(value) if isinstance(value, str) else value,
+        deterministic=True,
+    )
 
 
 def register_search_functions(db: sqlite3.Connection) -> None:

@@ -30,6 +30,7 @@ from lossless.store.rows import (
     check_text,
     one_line,
 )
+from lossless.store.sqlite import bounded_rank
 from lossless.store.sqlite.regex_scan import Scan, regex_messages
 from lossless.store.sqlite.repository import Repo
 
@@ -154,14 +155,15 @@ class Search(Repo):
         if query.mode == "full_text":
             words = lexical.words(query.pattern)
             rows: dict[int, Any] = {}
-            for match in _passes(words):
+            passes = _passes(words)
+            for number, match in enumerate(passes):
                 page = lexical.best_page(
                     (
                         # With filters (a project, a session) the index's best
                         # rows may all be filtered out: filter while ranking.
                         functools.partial(self._best_filtered, match, where, params)
                         if where
-                        else self._best(match)
+                        else self._best(match, words, every=len(passes) > 1 and number == 0)
                     ),
                     words,
                     limit,
@@ -212,31 +214,43 @@ class Search(Repo):
             )
         return scan.hits
 
-    def _best(self, match: str) -> Callable[[int], builtins.list[dict[str, Any]]]:
+    def _best(
+        self, match: str, words: builtins.list[lexical.Word], *, every: bool
+    ) -> Callable[[int], builtins.list[dict[str, Any]]]:
         """``fetch(window)``: the ``window`` best rows of ``match`` across the store, best first.
 
-        FTS5 sorts by bm25 itself, for this window and the next ones (ranking
-        every matching row is the cost, which a growing window would pay
-        again), and
-        only a window's rows are joined to their message and conversation:
-        joining every matching row before sorting cost as much again as
-        ranking them. A sub-agent's weight only makes a rank worse, so the
-        index's order bounds the weighted one.
+        Small match sets are ranked by FTS5 itself; large ones, or any
+        holding a common word, by ``bounded_rank`` (its docstring says what
+        that trades). FTS5 sorts by bm25 itself, for this window and the
+        next ones (ranking every matching row is the cost, which a growing
+        window would pay again), and only a window's rows are joined to
+        their message and conversation: joining every matching row before
+        sorting cost as much again as ranking them. A sub-agent's weight
+        only makes a rank worse, so the index's order bounds the weighted one.
         """
-        best: builtins.list[Any] = []
+        best: builtins.list[tuple[int, float]] = []
         ranked_upto = 0
+        how: bounded_rank.Ranked | None = None
 
         def fetch(window: int) -> builtins.list[dict[str, Any]]:
-            nonlocal ranked_upto
-            if window > ranked_upto:
+            nonlocal ranked_upto, how
+            if how is None:
+                with self.s._lock:
+                    self.s._check_open()
+                    how = bounded_rank.rank_pass(self.db, words, match, every=every, need=window)
+                best[:] = how.rows
+            if how.exact and window > ranked_upto:
                 # Room for the next window or two: most pages never need more.
                 ranked_upto = min(_RANKED_MAX_CANDIDATES, window * lexical.OVERFETCH**2)
-                best[:] = self.s._q(
-                    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? "
-                    "ORDER BY rank LIMIT ?",
-                    [match, ranked_upto],
-                )
-            found = {r["rowid"]: r["rank"] for r in best[:window]}
+                best[:] = [
+                    (r[0], r[1])
+                    for r in self.s._q(
+                        "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? "
+                        "ORDER BY rank LIMIT ?",
+                        [match, ranked_upto],
+                    )
+                ]
+            found = dict(best[:window])
             if not found:
                 return []
             marks = ",".join("?" * len(found))

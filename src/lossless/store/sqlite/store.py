@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lossless.errors import (
     MigrationError,
@@ -25,7 +25,7 @@ from lossless.errors import (
     StoreClosedError,
     StoreError,
 )
-from lossless.store import rows
+from lossless.store import rows, totals
 from lossless.store.contract import (
     Capabilities,
     StoreStats,
@@ -40,18 +40,22 @@ from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
-from lossless.store.sqlite.import_state import Cursors, Quarantine
-from lossless.store.sqlite.leases import Leases
-from lossless.store.sqlite.map_jobs import MapJobs
-from lossless.store.sqlite.memory import Memories
 from lossless.store.sqlite.repository import (
     register_hash_functions,
     register_search_functions,
     register_vector_functions,
 )
 from lossless.store.sqlite.search import Search
-from lossless.store.sqlite.vectors import Vectors
 from lossless.timeutil import utc_now_iso
+
+# Repositories that grep, status and the hooks' common paths do not use:
+# imported when first asked for (see the properties), not at start-up.
+if TYPE_CHECKING:
+    from lossless.store.sqlite.import_state import Cursors, Quarantine
+    from lossless.store.sqlite.leases import Leases
+    from lossless.store.sqlite.map_jobs import MapJobs
+    from lossless.store.sqlite.memory import Memories
+    from lossless.store.sqlite.vectors import Vectors
 
 BUSY_TIMEOUT_MS = 30_000
 #: ``SQLiteStore.read_only`` of a store opened read-only because its disk is full.
@@ -335,26 +339,38 @@ class SQLiteStore:
 
     @property
     def quarantine(self) -> Quarantine:
+        from lossless.store.sqlite.import_state import Quarantine
+
         return Quarantine(self)
 
     @property
     def cursors(self) -> Cursors:
+        from lossless.store.sqlite.import_state import Cursors
+
         return Cursors(self)
 
     @property
     def leases(self) -> Leases:
+        from lossless.store.sqlite.leases import Leases
+
         return Leases(self)
 
     @property
     def memory(self) -> Memories:
+        from lossless.store.sqlite.memory import Memories
+
         return Memories(self)
 
     @property
     def map_jobs(self) -> MapJobs:
+        from lossless.store.sqlite.map_jobs import MapJobs
+
         return MapJobs(self)
 
     @property
     def vectors(self) -> Vectors:
+        from lossless.store.sqlite.vectors import Vectors
+
         return Vectors(self)
 
     @property
@@ -367,40 +383,13 @@ class SQLiteStore:
 
     def stats(self, *, project: str | None = None) -> StoreStats:
         rows.check_text(project, "project")
-        # Scoped through the conversations each row belongs to; unscoped, the
-        # plain counts (no IN list to check row by row).
-        mine = (
-            ""
-            if project is None
-            else "WITH mine AS (SELECT id FROM conversations WHERE project = ?) "
-        )
-        where = "" if project is None else " WHERE conversation_id IN (SELECT id FROM mine)"
-        row = self._q1(
-            mine + "SELECT "
-            f"(SELECT count(*) FROM conversations{where.replace('conversation_id', 'id')}) "
-            "AS conversations, "
-            f"(SELECT count(*) FROM messages{where}) AS messages, "
-            "(SELECT count(*) FROM message_parts"
-            + ("" if project is None else f" WHERE message_id IN (SELECT id FROM messages{where})")
-            + ") AS parts, "
-            f"(SELECT count(*) FROM native_records{where}) AS native_records, "
-            f"(SELECT count(*) FROM summaries{where}) AS summaries, "
-            f"(SELECT coalesce(sum(items), 0) FROM context_totals{where}) AS context_items, "
-            f"(SELECT count(*) FROM large_files{where}) AS large_files, "
-            "(SELECT count(*) FROM quarantine) AS quarantined, "
-            f"(SELECT coalesce(sum(token_count), 0) FROM messages{where}) AS message_tokens, "
-            f"(SELECT coalesce(sum(token_count), 0) FROM summaries{where}) AS summary_tokens, "
-            f"(SELECT coalesce(sum(tokens), 0) FROM context_totals{where}) AS context_tokens",
-            [] if project is None else [project],
-        )
+        scoped = project is not None
+        params = [project] if scoped else []
+        row = self._q1(totals.stats_sql("?", scoped=scoped), params)
         assert row is not None
         by_client = {
             r["client"]: int(r["n"])
-            for r in self._q(
-                mine + f"SELECT client, count(*) AS n FROM conversations"
-                f"{where.replace('conversation_id', 'id')} GROUP BY client",
-                [] if project is None else [project],
-            )
+            for r in self._q(totals.by_client_sql("?", scoped=scoped), params)
         }
         return rows.store_stats(row, by_client)
 

@@ -1,7 +1,8 @@
 """Embedding vectors on SQLite (``lossless.store.contract.VectorRepository``).
 
 Vectors live in the store's own file (table ``embeddings``, int8 blobs) and
-are searched exactly in memory (``lossless.store.vector_matrix``): this
+are searched in memory (``lossless.store.vector_matrix``: exact up to 20,000
+chunks, pruned by sign codes beyond, every returned score exact): this
 Python's sqlite3 cannot load a vector extension. The matrix is cached on
 the store and brought up to date before each search from the rows added
 since (row ids only grow); a delete (a rewritten text) reloads it.
@@ -24,6 +25,7 @@ from lossless.store.contract import (
     VectorHit,
 )
 from lossless.store.sqlite.repository import Repo
+from lossless.store.totals import EMBEDDABLE_SQL
 from lossless.store.vector_codec import from_int8, to_int8
 
 if TYPE_CHECKING:
@@ -55,14 +57,6 @@ _PENDING_MESSAGES = (
     "WHERE e.model = ? AND e.kind = 'message' AND e.ref = CAST(m.id AS TEXT) AND e.chunk = 0) "
     "ORDER BY m.id LIMIT ?"
 )
-_TOTALS = {
-    # Messages are never deleted and ids are handed out in order: max(id) is
-    # their count without reading the table.
-    "message": "SELECT coalesce(max(id), 0) FROM messages",
-    "summary": "SELECT count(*) FROM summaries",
-    "memory": "SELECT count(*) FROM memories",
-    "file": "SELECT count(*) FROM large_files",
-}
 
 
 class Vectors(Repo):
@@ -91,10 +85,10 @@ class Vectors(Repo):
             (model,),
         ):
             embedded[r["kind"]] = int(r["n"])
-        pending: dict[str, int] = {}
-        for kind in EMBEDDING_KINDS:
-            row = self.s._q1(_TOTALS[kind])
-            pending[kind] = max(0, int(row[0] if row else 0) - embedded[kind])
+        totals = self.s._q1(EMBEDDABLE_SQL)
+        pending: dict[str, int] = {
+            k: max(0, int(totals[k] if totals else 0) - embedded[k]) for k in EMBEDDING_KINDS
+        }
         return EmbeddingProgress(embedded=embedded, pending=pending)
 
     def add(self, model: str, vectors: Sequence[NewVector]) -> int:
@@ -202,10 +196,13 @@ class Vectors(Repo):
             matrix = VectorMatrix()
             matrix.deletions = deletions
             cache[model] = matrix
-        rows = self.s._q(
-            "SELECT id, kind, ref, conversation_id, vector FROM embeddings "
-            "WHERE model = ? AND id > ? AND vector IS NOT NULL ORDER BY id",
-            (model, matrix.last_row_id),
-        )
-        matrix.extend([MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows])
+        with self.s._lock:
+            self.s._check_open()
+            # Streamed: a million rows fetched at once would hold them all twice.
+            rows = self.db.execute(
+                "SELECT id, kind, ref, conversation_id, vector FROM embeddings "
+                "WHERE model = ? AND id > ? AND vector IS NOT NULL ORDER BY id",
+                (model, matrix.last_row_id),
+            )
+            matrix.extend(MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows)
         return matrix

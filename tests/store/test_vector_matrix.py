@@ -1,0 +1,98 @@
+"""The in-memory vector search of the SQLite backend: pruned search against exact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lossless.store.vector_matrix import MatrixRow, VectorMatrix
+
+DIM = 384
+
+
+def clustered(n: int, seed: int = 3) -> Any:
+    """Unit vectors shaped like a sentence model's: a shared direction, topics, noise."""
+    rng = np.random.default_rng(seed)
+    common = rng.standard_normal(DIM)
+    topics = rng.standard_normal((40, DIM))
+    raw = 3 * common + topics[rng.integers(0, 40, n)] + 0.8 * rng.standard_normal((n, DIM))
+    return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def int8_rows(vectors: Any, start: int = 0, conversations: int = 5) -> list[MatrixRow]:
+    rows = []
+    for i, v in enumerate(vectors, start):
+        scaled = np.round(v * 127 / np.abs(v).max()).astype(np.int8)
+        kind, ref = ("summary", f"s{i}") if i % 97 == 0 else ("message", str(i))
+        rows.append(MatrixRow(i + 1, kind, ref, i % conversations, scaled.tobytes()))
+    return rows
+
+
+def loaded(vectors: Any, **knobs: int) -> VectorMatrix:
+    matrix = VectorMatrix(**knobs)
+    matrix.extend(int8_rows(vectors))
+    return matrix
+
+
+def test_pruned_search_finds_what_the_exact_scan_finds_with_exact_scores() -> None:
+    vectors = clustered(6_000)
+    exact = loaded(vectors, exact_rows=10**9)
+    pruned = loaded(vectors, exact_rows=100, rescored_per_result=100, min_rescored=1_000)
+    queries = clustered(30, seed=11)
+    overlap = []
+    for q in queries:
+        want = exact.best(q, 10)
+        got = pruned.best(q, 10)
+        assert len(got) == 10
+        overlap.append(len({h[:2] for h in want} & {h[:2] for h in got}) / 10)
+        cosines = {h[:2]: h[3] for h in want}
+        for kind, ref, _conv, score in got:
+            # Every score is the exact cosine of the int8 row, whichever path found it.
+            assert score == pytest.approx(exact.similarity_of(q, [(kind, ref)])[(kind, ref)])
+            if (kind, ref) in cosines:
+                assert score == pytest.approx(cosines[(kind, ref)])
+        assert [h[3] for h in got] == sorted((h[3] for h in got), reverse=True)
+    # 1,000 of 6,000 rows rescored (17 %): measured 0.87 of the exact top 10
+    # on these vectors (0.61 at 5 %, which is why pruning is off by default).
+    assert np.mean(overlap) >= 0.8
+
+
+def test_masks_and_skips_hold_on_the_pruned_path() -> None:
+    vectors = clustered(3_000)
+    pruned = loaded(vectors, exact_rows=100, rescored_per_result=10, min_rescored=50)
+    exact = loaded(vectors, exact_rows=10**9)
+    q = vectors[42]
+    allowed = pruned.mask(["message"], [2])
+    hits = pruned.best(q, 20, allowed, skip={("message", "42")})
+    assert len(hits) == 20
+    assert all(kind == "message" and conv == 2 and ref != "42" for kind, ref, conv, _ in hits)
+    want = exact.best(q, 20, exact.mask(["message"], [2]), skip={("message", "42")})
+    assert hits[0] == want[0]
+    # A filter few rows pass widens the search until they are all found.
+    few = pruned.mask(["summary"], None)
+    summaries = pruned.best(q, 100, few)
+    assert len(summaries) == sum(1 for i in range(3_000) if i % 97 == 0)
+
+
+def test_growing_in_batches_keeps_every_row_and_its_chunks() -> None:
+    vectors = clustered(5_000)
+    matrix = VectorMatrix(exact_rows=500, min_rescored=100)
+    for start in range(0, 5_000, 700):  # crosses the code rebuilds at 1,000, 2,000 and 4,000
+        matrix.extend(int8_rows(vectors[start : start + 700], start))
+    assert len(matrix) == 5_000 and matrix.last_row_id == 5_000
+    # A second chunk of message 7 that points the other way: its best chunk counts.
+    flipped = np.round(-vectors[7] * 127 / np.abs(vectors[7]).max()).astype(np.int8)
+    matrix.extend([MatrixRow(5_001, "message", "7", 2, flipped.tobytes())])
+    sims = matrix.similarity_of(
+        vectors[7], [("message", "7"), ("summary", "s97"), ("message", "x")]
+    )
+    assert sims[("message", "7")] == pytest.approx(1.0, abs=1e-3)
+    assert sims[("summary", "s97")] == pytest.approx(float(vectors[97] @ vectors[7]), abs=2e-2)
+    assert ("message", "x") not in sims
+    [(kind, ref, conv, score)] = matrix.best(vectors[1234], 1)
+    assert (kind, ref, conv) == ("message", "1234", 1234 % 5) and score == pytest.approx(
+        1, abs=1e-3
+    )
+    assert matrix.best(-vectors[7], 1)[0][:2] == ("message", "7")
