@@ -207,8 +207,7 @@ class VectorMatrix:
         np = self._np
         n = self._size
         if self.exact_rows is None or n <= self.exact_rows or take >= n:
-            rows = np.arange(n)
-            return rows if allowed is None else rows[allowed[:n]]
+            return range(n) if allowed is None else np.flatnonzero(allowed[:n])
         if self._codes is None:
             self._build_codes()
         assert self._centre is not None and self._codes is not None
@@ -230,11 +229,19 @@ class VectorMatrix:
     def scores_of(self, rows: Any, query: Any) -> Any:
         """Exact cosines of ``query`` (a float32 unit vector) with rows ``rows``."""
         np = self._np
-        block = self._rows[rows].astype(np.float32)
+        # A contiguous range is read in place, and einsum multiplies the int8
+        # rows by the float32 query without a float copy of them (measured at
+        # 100,000 rows: 23 ms; an index array plus astype cost 145 ms).
+        block = self._rows[rows.start : rows.stop] if isinstance(rows, range) else self._rows[rows]
         # einsum, not ``@``: BLAS threads waking on a busy machine cost tens of
         # milliseconds (measured: 56 ms for 2,000 rows with OpenBLAS's threads,
         # 0.07 ms without).
-        return np.einsum("ij,j->i", block, query) * self._inverse_norms[rows]
+        norms = (
+            self._inverse_norms[rows.start : rows.stop]
+            if isinstance(rows, range)
+            else self._inverse_norms[rows]
+        )
+        return np.einsum("ij,j->i", block, query, dtype=np.float32) * norms
 
     def best(
         self,
@@ -262,7 +269,7 @@ class VectorMatrix:
             order = np.argsort(-scores, kind="stable")
             found: dict[tuple[str, str], tuple[str, str, int | None, float]] = {}
             for at in order:
-                index = int(rows[at])
+                index = int(rows[at])  # a range or an index array
                 key = self._ref(index)
                 if key not in found and (skip is None or key not in skip):
                     conversation = int(self._conversations[index])
