@@ -16,8 +16,7 @@ from lossless.errors import InputError
 from lossless.store.contract import NewMemory, Store
 from lossless.store.sqlite import SQLiteStore
 
-# The PostgreSQL fixtures live in tests/store; this module needs them too.
-pg_server = _postgres_fixtures.pg_server
+# ``pg_url`` lives in tests/store (the session's ``pg_server`` is in tests/conftest.py).
 pg_url = _postgres_fixtures.pg_url
 
 
