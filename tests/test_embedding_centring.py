@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 from lossless.embeddings import centring
-from lossless.embeddings.centring import centre, centre_int8, model_mean
+from lossless.embeddings.centring import centre, model_mean
 from lossless.embeddings.models import DEFAULT_MODEL, DIMENSIONS
-from lossless.store.vector_codec import from_int8, to_int8
+from lossless.store.vector_codec import centre_int8, from_int8, to_int8
 
 MEAN_SHA256 = "8be18d355b5be4ad2e3886abf04db84666db5cb88f2e0bf38685cda652931e6c"
 PG_MIGRATION = (

@@ -23,11 +23,11 @@ Vectors are centred where they are made (``loader.E5Embedder``), so both
 backends store, index and compare centred unit vectors, and cosine ranking
 over them is exactly centred-cosine ranking. Centring the query alone would
 not be: it ranks by q.d - mu.d, without renormalising d - mu. Stores made
-before centring are converted in place (migration 0013, ``centre_int8`` on
+before centring are converted in place (migration 0013, ``store.vector_codec.centre_int8`` on
 SQLite, pgvector arithmetic on PostgreSQL): the transform needs only the
 stored direction, so nothing is embedded again.
 
-Pure Python (``array``), so a migration needs no numpy; the embedder centres
+Pure Python, so a migration needs no numpy; the embedder centres
 whole batches with numpy itself.
 """
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import math
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -80,10 +79,3 @@ def centre(vector: Sequence[float], mean: Sequence[float]) -> tuple[float, ...]:
     if norm == 0:
         return tuple(x / length for x in vector)
     return tuple(x / norm for x in moved)
-
-
-def centre_int8(blob: bytes, mean: Sequence[float]) -> bytes:
-    """A stored int8 vector (``vector_codec.to_int8``), centred and encoded again."""
-    from lossless.store.vector_codec import to_int8
-
-    return to_int8(centre(array("b", blob), mean))

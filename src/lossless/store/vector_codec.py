@@ -46,6 +46,15 @@ def from_int8(blob: bytes) -> Sequence[float]:
     return array("b", blob)
 
 
+def centre_int8(blob: bytes, mean: Sequence[float]) -> bytes:
+    """A stored int8 vector, centred on ``mean`` (migration 0013) and encoded again."""
+    # Here, not in lossless.embeddings.centring: the store depends on the
+    # embeddings package, never the other way round.
+    from lossless.embeddings.centring import centre
+
+    return to_int8(centre(from_int8(blob), mean))
+
+
 def from_pg_literal(text: str) -> tuple[float, ...]:
     """A vector from pgvector's text form."""
     return tuple(float(x) for x in text.strip("[]").split(","))

@@ -82,7 +82,8 @@ def register_vector_functions(db: sqlite3.Connection) -> None:
     model without a mean keeps its vector. Imports nothing until called."""
 
     def centred(model: str, blob: bytes | None) -> bytes | None:
-        from lossless.embeddings.centring import centre_int8, model_mean
+        from lossless.embeddings.centring import model_mean
+        from lossless.store.vector_codec import centre_int8
 
         mean = model_mean(model)
         if blob is None or mean is None:
