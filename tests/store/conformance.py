@@ -808,6 +808,25 @@ class StoreConformance:
             == "b"
         )
 
+    def test_regex_grep_sees_its_own_transaction_and_nothing_uncommitted(
+        self, store: Store
+    ) -> None:
+        # A regex scan may read through a connection of its own (SQLite: so a
+        # long one does not hold up other callers); inside a transaction it
+        # still sees that transaction's writes, and after a rollback not them.
+        cid = self.conv(store)
+        store.messages.append(cid, [msg("committed: the zebra-7 alert", "k1")])
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            tx.messages.append(cid, [msg("pending: the zebra-9 alert", "k2")])
+            inside = tx.search.grep(GrepQuery(r"zebra-\d", mode="regex"))
+            assert sorted(h.snippet for h in inside) == [
+                "committed: the [zebra-7] alert",
+                "pending: the [zebra-9] alert",
+            ]
+            raise RuntimeError("roll back")
+        after = store.search.grep(GrepQuery(r"zebra-\d", mode="regex"))
+        assert [h.snippet for h in after] == ["committed: the [zebra-7] alert"]
+
     def test_substring_and_cjk_search(self, store: Store) -> None:
         self._seed_search(store)
         hits = store.search.grep(GrepQuery("テキスト", mode="regex"))

@@ -184,6 +184,10 @@ def wire(bomb_home: Path) -> Iterator[Wire]:
         server.close()
 
 
+#: CPU seconds the MCP server spends after a wedging grep is sent before the
+#: test takes it to be matching (its reading and compiling take milliseconds).
+GREP_BUSY_CPU_S = 0.5
+
 #: CPU seconds the MCP server may use on one grep with the default 1.5 s budget
 #: (grep.time_budget_s): the budget, and the call's own work with room to spare.
 MCP_GREP_CPU_S = 3.5
@@ -208,7 +212,15 @@ def test_a_wedged_grep_does_not_hold_up_lcm_status(bomb_home: Path) -> None:
     # The server is killed once status answers, so the grep costs no more.
     server = open_wire(bomb_home, LCM_GREP_TIME_BUDGET_S="600")
     try:
+        before = process_cpu_s(server.proc.pid)
         server.call(2, "lcm_grep", {"pattern": r"(a|aa)+$", "all_projects": True})
+        # Status is asked only once the grep is matching (the server is busy,
+        # with nothing else to do): a status that came first proves nothing.
+        started = time.monotonic()
+        while process_cpu_s(server.proc.pid) - before < GREP_BUSY_CPU_S:
+            assert time.monotonic() - started < HANG_S, "the grep never started"
+            time.sleep(0.05)
+        assert 2 not in server.answers, "lcm_grep answered before it was wedged"
         server.call(3, "lcm_status", {})
         _, status = server.wait(3, HANG_S)  # the grep would take 600 s
         assert "error" not in status, status

@@ -203,10 +203,10 @@ class Search(Repo):
                 "*",
             )
         scan = Scan(regex, budget, limit)
-        with self.s._lock:
-            self.s._check_open()
+        # Its own connection: a scan may run its whole budget matching rows.
+        with self.s.reading() as db:
             regex_messages(
-                self.db,
+                db,
                 scan,
                 None if literal is None else (f"{wrap}{literal}{wrap}", operator),
                 where,

@@ -2,7 +2,8 @@
 
 This package (with its migrations) is the only code that speaks SQL to
 SQLite, one module per repository; this module holds the store itself. One
-connection per ``SQLiteStore``; writes take the database's write lock up front
+connection per ``SQLiteStore`` serves its calls in turn (long scans read
+through connections of their own: ``store.sqlite.readers``); writes take the database's write lock up front
 (``BEGIN IMMEDIATE``) so concurrent processes queue on ``busy_timeout`` instead
 of failing half-way. WAL lets readers proceed while a writer works.
 """
@@ -40,6 +41,7 @@ from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
+from lossless.store.sqlite.readers import ReadConnections
 from lossless.store.sqlite.repository import (
     register_hash_functions,
     register_search_functions,
@@ -78,7 +80,10 @@ class SQLiteStore:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._in_tx = False
+        # The thread whose transaction is open (its scans read its writes).
+        self._tx_thread: int | None = None
         self._closed = False
+        self._readers = ReadConnections(self._connect_reader)
         # Per model: the vectors searched in memory (see store.sqlite.vectors).
         self.vector_matrices: dict[str, Any] = {}
         #: Why this store cannot be written (a read-only home), or None.
@@ -213,6 +218,7 @@ class SQLiteStore:
             if self._closed:
                 return
             self._closed = True
+            self._readers.close()
             with suppress(sqlite3.Error):
                 self._db.execute("PRAGMA optimize")
             self._db.close()
@@ -236,16 +242,19 @@ class SQLiteStore:
                 )
             self._begin()
             self._in_tx = True
+            self._tx_thread = threading.get_ident()
             try:
                 yield self
             except BaseException as exc:
                 self._in_tx = False
+                self._tx_thread = None
                 self._rollback()
                 clear = faults.translate(exc, self.path)
                 if clear is not None:
                     raise clear from exc
                 raise
             self._in_tx = False
+            self._tx_thread = None
             self._commit()
 
     @contextmanager
@@ -295,6 +304,39 @@ class SQLiteStore:
         if self._db.in_transaction:
             with suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for a long read that must not hold up the store's other
+        callers (``store.sqlite.readers``); the main one inside this thread's
+        transaction, or for an in-memory store (no other connection sees it)."""
+        self._check_open()
+        own_transaction = self._in_tx and self._tx_thread == threading.get_ident()
+        if own_transaction or str(self.path) == ":memory:":
+            with self._lock:
+                self._check_open()
+                yield self._db
+            return
+        with self._readers.borrowed() as db:
+            yield db
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(
+                faults.read_only_uri(self.path, immutable=self.read_only == FULL_DISK),
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=30,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        register_hash_functions(db)
+        register_search_functions(db)
+        register_vector_functions(db)
+        return db
 
     def _check_open(self) -> None:
         if self._closed:
