@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -89,7 +90,7 @@ def child_backlog() -> dict[str, Any]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def build_latency_store(home: Path, size: int) -> float:
+def build_latency_store(home: Path, size: int, from_store: Path | None = None) -> float:
     """``size`` generated agent messages (``bench_import``'s corpus, as ``bench_grep``
     uses), imported as ``lcm import`` does, each with a random unit vector.
 
@@ -97,17 +98,27 @@ def build_latency_store(home: Path, size: int) -> float:
     matter to the full-text half, hence the realistic corpus (an earlier
     version drew 12 words from a vocabulary of 10, so every query word was
     in most messages: full text ranked 70,000 rows a query, which no store
-    of real history does). Returns the seconds the build took.
+    of real history does). With ``from_store`` (a store ``bench_grep
+    --keep`` built from the same corpus) that store is copied instead of
+    importing again (1,000,000 messages import in ~13 minutes here) and the
+    vectors are added to the copy. Returns the seconds the build took.
     """
     import bench_import
-    import numpy as np
 
     from lossless import Engine
-    from lossless.store.contract import NewVector
 
     start = time.perf_counter()
+    if from_store is not None:
+        (home / "lcm").mkdir(parents=True, exist_ok=True)
+        with (
+            sqlite3.connect(from_store) as source,
+            sqlite3.connect(home / "lcm" / "lcm.db") as copy,
+        ):
+            source.backup(copy)  # a consistent copy, WAL included
+        with Engine.open(home / "lcm") as engine:
+            add_random_vectors(engine)
+        return time.perf_counter() - start
     corpus = bench_import.write_corpus(home / "corpus", size, files=max(1, size // 5_000))
-    rng = np.random.default_rng(7)
     with Engine.open(home / "lcm") as engine:
         importer = engine.importer(defer_substring_index=True)
         for path in corpus.files:
@@ -115,29 +126,39 @@ def build_latency_store(home: Path, size: int) -> float:
             if result.error:
                 raise SystemExit(f"import of {path} failed: {result.error}")
         engine.build_search_index()
-        store = engine.store
-        model = engine.config.semantic_model
-        last = 0
-        while True:
-            pending = store.vectors.pending(model, limit=5_000, after_message_id=last)
-            if not pending:
-                break
-            raw = rng.standard_normal((len(pending), 384)).astype(np.float32)
-            raw /= np.linalg.norm(raw, axis=1, keepdims=True)
-            with store.transaction() as tx:
-                tx.vectors.add(
-                    model,
-                    [
-                        NewVector(p.kind, p.ref, 0, p.conversation_id, tuple(row.tolist()))
-                        for p, row in zip(pending, raw, strict=True)
-                    ],
-                )
-            last = max(int(p.ref) for p in pending if p.kind == "message")
+        add_random_vectors(engine)
     shutil.rmtree(home / "corpus", ignore_errors=True)
     return time.perf_counter() - start
 
 
-def child_latency(size: int, keep: str | None) -> dict[str, Any]:
+def add_random_vectors(engine: Any) -> None:
+    """One random unit vector (chunk 0) for every stored item without a vector."""
+    import numpy as np
+
+    from lossless.store.contract import NewVector
+
+    rng = np.random.default_rng(7)
+    store = engine.store
+    model = engine.config.semantic_model
+    last = 0
+    while True:
+        pending = store.vectors.pending(model, limit=5_000, after_message_id=last)
+        if not pending:
+            break
+        raw = rng.standard_normal((len(pending), 384)).astype(np.float32)
+        raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+        with store.transaction() as tx:
+            tx.vectors.add(
+                model,
+                [
+                    NewVector(p.kind, p.ref, 0, p.conversation_id, tuple(row.tolist()))
+                    for p, row in zip(pending, raw, strict=True)
+                ],
+            )
+        last = max([last, *(int(p.ref) for p in pending if p.kind == "message")])
+
+
+def child_latency(size: int, keep: str | None, from_store: str | None = None) -> dict[str, Any]:
     import bench_grep
 
     from lossless import Engine
@@ -150,7 +171,7 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
         build_s = 0.0
         if not (home / "lcm" / "lcm.db").exists():
             home.mkdir(parents=True, exist_ok=True)
-            build_s = build_latency_store(home, size)
+            build_s = build_latency_store(home, size, Path(from_store) if from_store else None)
         with Engine.open(home / "lcm") as engine:
             store = engine.store
             model = engine.config.semantic_model
@@ -208,6 +229,86 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
             shutil.rmtree(home, ignore_errors=True)
 
 
+def child_pruning(locomo_home: str, size: int) -> dict[str, Any]:
+    """The pruned vector scan against the exact one at ``size`` real-ish vectors.
+
+    Real: LoCoMo's turns as stored by ``bench_locomo.py --home`` (centred
+    multilingual-e5, int8) and its questions embedded by the real model
+    (every 10th). Real-ish filler up to ``size``, half of each kind: (a)
+    draws from a Gaussian with the real vectors' mean and covariance (their
+    spread across directions, which is what sign codes depend on), (b) a
+    real turn plus such a draw at a third of its length (near-duplicates,
+    as agents repeat themselves). Embedding 100,000 texts for real would take
+    an hour of CPU here. Reports the share of the exact top 10 / top 50 the
+    pruned scan returns, per rescored share, and the milliseconds of each.
+    """
+    import numpy as np
+
+    from lossless import Engine
+    from lossless.embeddings.loader import load_embedder
+    from lossless.store import vector_matrix
+    from lossless.store.vector_matrix import MatrixRow, VectorMatrix
+
+    data = json.loads((common.DATA / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
+    questions = [qa["question"] for sample in data for qa in sample["qa"]][::10]
+    with Engine.open(Path(locomo_home) / "lcm") as engine:
+        model = engine.config.semantic_model
+        real = engine.store.vectors._matrix(model)  # type: ignore[attr-defined]
+        blobs = np.asarray(real._rows[: len(real)], dtype=np.float32)
+        embedder = load_embedder(model)
+        queries = [np.asarray(embedder.query(q), dtype=np.float32) for q in questions]
+    units = blobs / np.linalg.norm(blobs, axis=1, keepdims=True)
+    rng = np.random.default_rng(11)
+    mean = units.mean(axis=0)
+    spread = np.linalg.cholesky(np.cov(units, rowvar=False) + 1e-6 * np.eye(units.shape[1]))
+    filler = size - len(units)
+    gaussian = mean + rng.standard_normal((filler // 2, units.shape[1])) @ spread.T
+    parents = units[rng.integers(0, len(units), filler - filler // 2)]
+    jitter = mean + rng.standard_normal((len(parents), units.shape[1])) @ spread.T
+    jitter *= (np.linalg.norm(parents, axis=1) / np.linalg.norm(jitter, axis=1) / 3)[:, None]
+    everything = np.concatenate([units, gaussian, parents + jitter])
+    everything /= np.linalg.norm(everything, axis=1, keepdims=True)
+    rng.shuffle(everything[len(units) :])
+
+    def rows() -> list[MatrixRow]:
+        out = []
+        for i, v in enumerate(everything):
+            scaled = np.round(v * 127 / np.abs(v).max()).astype(np.int8)
+            out.append(MatrixRow(i + 1, "message", str(i + 1), i % 20, scaled.tobytes(), 0, i))
+        return out
+
+    built = rows()
+    exact = VectorMatrix(exact_rows=None)
+    exact.extend(built)
+    results: dict[str, Any] = {"rows": len(everything), "real": len(units), "queries": len(queries)}
+    timings: list[float] = []
+    want10, want50 = [], []
+    for q in queries:
+        start = time.perf_counter()
+        want50.append(exact.best(q, 50))
+        timings.append((time.perf_counter() - start) * 1000)
+        want10.append(want50[-1][:10])
+    results["exact_ms"] = common.median(timings)
+    for share in (0.02, vector_matrix.RESCORED_SHARE, 0.10):
+        pruned = VectorMatrix(exact_rows=0, rescored_share=share)
+        pruned.extend(built)
+        kept10, kept50, ms = [], [], []
+        for q, top10, top50 in zip(queries, want10, want50, strict=True):
+            start = time.perf_counter()
+            got = pruned.best(q, 50)
+            ms.append((time.perf_counter() - start) * 1000)
+            refs = {h[1] for h in got}
+            kept50.append(len(refs & {h[1] for h in top50}) / 50)
+            kept10.append(len({h[1] for h in got[:10]} & {h[1] for h in top10}) / 10)
+        results[f"share {share:.2f}"] = {
+            "top10_kept": float(np.mean(kept10)),
+            "top10_worst": float(np.min(kept10)),
+            "top50_kept": float(np.mean(kept50)),
+            "ms_p50": common.median(ms),
+        }
+    return results
+
+
 def _hide_semantic() -> None:
     """Make the ``semantic`` extra look uninstalled: a ``None`` in ``sys.modules``
     is what ``find_spec`` reports as absent and ``import`` refuses."""
@@ -258,12 +359,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000])
-    parser.add_argument("--only", choices=["backlog", "latency", "import"], action="append")
+    parser.add_argument(
+        "--only", choices=["backlog", "latency", "import", "pruning"], action="append"
+    )
+    parser.add_argument(
+        "--locomo-home",
+        type=Path,
+        help="pruning: a store bench_locomo.py --home built and embedded (its real vectors)",
+    )
     parser.add_argument(
         "--keep",
         type=Path,
         help="latency: build each size's store under this folder (SIZE/) and keep it; "
         "a later run reuses it",
+    )
+    parser.add_argument(
+        "--from-store",
+        type=Path,
+        help="latency, with --keep: build a missing store by copying this lcm.db "
+        "(bench_grep --keep's, same corpus) and adding vectors, instead of importing",
     )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -271,8 +385,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind, *rest = args.child
         if kind == "backlog":
             common.emit(child_backlog())
+        elif kind == "pruning":
+            common.emit(child_pruning(rest[0], int(rest[1])))
         elif kind == "latency":
-            common.emit(child_latency(int(rest[0]), rest[1] if len(rest) > 1 else None))
+            common.emit(
+                child_latency(
+                    int(rest[0]),
+                    rest[1] if len(rest) > 1 else None,
+                    rest[2] if len(rest) > 2 else None,
+                )
+            )
         else:
             common.emit(child_import(rest[0] == "hidden"))
         return 0
@@ -281,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     common.print_machine()
     here = str(Path(__file__).resolve())
-    only = set(args.only or ["backlog", "latency", "import"])
+    only = set(args.only or ["backlog", "latency", "import"])  # pruning: when asked
     if "backlog" in only:
         r = common.run_child([here, "--child", "backlog"]).result
         rate = r["items"] / r["cpu_s"] if r["cpu_s"] else float("nan")
@@ -321,6 +443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             child = [here, "--child", "latency", str(size)]
             if args.keep:
                 child.append(str(args.keep / str(size)))
+                if args.from_store:
+                    child.append(str(args.from_store))
             r = common.run_child(child).result
             rows.append(
                 [
@@ -354,6 +478,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows,
             title="Engine.search in-process, hybrid (query embedding included)",
         )
+    if "pruning" in only:
+        if args.locomo_home is None:
+            print("--only pruning needs --locomo-home (bench_locomo.py --home's)", file=sys.stderr)
+            return 2
+        for size in args.sizes:
+            r = common.run_child([here, "--child", "pruning", str(args.locomo_home), str(size)])
+            r = r.result
+            shares = [k for k in r if k.startswith("share ")]
+            common.print_table(
+                [
+                    "rescored share",
+                    "exact top 10 kept",
+                    "worst query",
+                    "exact top 50 kept",
+                    "ms p50",
+                ],
+                [
+                    [
+                        k.removeprefix("share "),
+                        r[k]["top10_kept"],
+                        r[k]["top10_worst"],
+                        r[k]["top50_kept"],
+                        r[k]["ms_p50"],
+                    ]
+                    for k in shares
+                ],
+                title=f"pruned vector scan against the exact one ({r['exact_ms']:.1f} ms p50): "
+                f"{r['rows']:,} rows ({r['real']:,} real LoCoMo turns), {r['queries']} "
+                "real questions",
+            )
     if "import" in only:
         runs = {h: common.run_child([here, "--child", "import", h]) for h in ("shown", "hidden")}
         shown, hidden = runs["shown"].result, runs["hidden"].result

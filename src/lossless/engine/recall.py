@@ -72,6 +72,27 @@ def coverage(query: frozenset[str], document: frozenset[str]) -> float:
     return len(query & document) / len(query)
 
 
+def coverage_in(query: frozenset[str], text: str) -> float:
+    """``coverage(query, term_set(text))``, without stemming every word of ``text``.
+
+    ``stem`` only strips "ing", "ed" or "s", so a word of the text can stem to
+    a query term only if it is that term or the term plus one of those
+    endings: looking those few forms up among the text's words gives the same
+    answer. Search scores the full text of each of its 50 candidates; stemming
+    all their words cost it ~20 ms at 100,000 messages.
+    """
+    if not query:
+        return 0.0
+    words = {w.casefold() for w in set(_WORD.findall(text))}
+    present = 0
+    for term in query:
+        for form in (term, f"{term}ing", f"{term}ed", f"{term}s"):
+            if form in words and len(form) > 1 and form not in STOPWORDS and stem(form) == term:
+                present += 1
+                break
+    return present / len(query)
+
+
 # -- the ranking ----------------------------------------------------------------
 
 

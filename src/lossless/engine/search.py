@@ -22,13 +22,14 @@ this fusion beats it (docs/benchmarks.md). Each hit says why it was found:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from lossless.engine.recall import coverage, term_set
+from lossless.engine.recall import coverage_in, term_set
 from lossless.errors import InputError
 from lossless.models import Conversation, SearchHit
 from lossless.store.contract import EmbeddingKind, GrepQuery, Repositories
@@ -80,6 +81,38 @@ class QueryVector:
 
     model: str
     vector: tuple[float, ...]
+
+
+class PendingQueryVector:
+    """A query's embedding, computed in a thread while the full-text half runs.
+
+    The model's C engine releases the GIL for the whole forward pass, so on
+    two cores a hybrid search waits for the longer of embedding and full-text
+    search rather than their sum (``search_all`` asks for the vector only
+    once its full-text candidates are in). An error is raised where the
+    vector is asked for, as if it had been computed there.
+    """
+
+    def __init__(self, model: str, compute: Callable[[], Sequence[float]]) -> None:
+        self.model = model
+        self._compute = compute
+        self._vector: tuple[float, ...] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="lcm-query-vector", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._vector = tuple(self._compute())
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> QueryVector:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._vector is not None
+        return QueryVector(self.model, self._vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +182,7 @@ def search_all(
     include_history: bool = True,
     include_memory: bool = True,
     files_home: Path | None = None,
-    semantic: QueryVector | None = None,
+    semantic: QueryVector | PendingQueryVector | None = None,
     weights: FusionWeights = DEFAULT_FUSION,
     now: str | None = None,
 ) -> SearchResults:
@@ -178,7 +211,7 @@ def search_all(
     if semantic is not None:
         _semantic(
             repos,
-            semantic,
+            semantic if isinstance(semantic, QueryVector) else semantic.result(),
             project,
             conversation_id,
             wanted,
@@ -241,7 +274,7 @@ def _relative(values: Sequence[float]) -> list[float]:
 def _lexical_score(
     weights: FusionWeights, query_terms: frozenset[str], text: str, bm25: float
 ) -> float:
-    words = coverage(query_terms, term_set(text))
+    words = coverage_in(query_terms, text)
     return weights.coverage_share * words + (1 - weights.coverage_share) * bm25
 
 
