@@ -57,16 +57,17 @@ def context_cosines(
         for n in hood:
             if n.message_id not in rows:
                 rows[n.message_id] = len(vectors)
-                vectors.append(np.asarray(n.vector, dtype=np.float32))
+                vectors.append(n.vector)
     if not vectors:
         return {}
     ids = list(rows)
     # A last row of zeros stands for a missing neighbour: weight 0, cosine -1.
+    # One conversion of them all (one per vector cost ~2 ms for 600).
     units = np.zeros((len(vectors) + 1, len(vectors[0])), dtype=np.float32)
-    units[:-1] = vectors
+    units[:-1] = np.array(vectors, dtype=np.float32)
     norms = np.linalg.norm(units, axis=1)
-    usable = norms > 0
-    units[usable] /= norms[usable, None]
+    usable = (norms > 0).tolist()
+    units /= np.where(norms > 0, norms, 1.0)[:, None]
     q = np.asarray(query, dtype=np.float32)
     alone = units @ q
     alone[-1] = -1.0

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lossless.embeddings.models import DIMENSIONS
+from lossless.store.contract import MessageNeighbour
 
 KIND_CODES = {"message": 0, "summary": 1, "memory": 2, "file": 3}
 KIND_NAMES = {code: kind for kind, code in KIND_CODES.items()}
@@ -401,10 +402,11 @@ class VectorMatrix:
 
     def neighbours(
         self, origins: Sequence[tuple[int, int, int]], before: int, after: int
-    ) -> dict[int, list[tuple[int, int, Any]]]:
+    ) -> dict[int, list[MessageNeighbour]]:
         """Around each origin (message id, conversation id, seq): the messages
         from ``before`` earlier to ``after`` later in its conversation that have
-        a chunk-0 row, as (seq offset, message id, int8 row), in seq order."""
+        a chunk-0 row, in seq order. Each vector is a view of its int8 row, not
+        a copy (600 copies a search cost ~1 ms)."""
         np = self._np
         if not origins or not self._size:
             return {}
@@ -422,11 +424,20 @@ class VectorMatrix:
         start = np.asarray([c << 32 for _, c, _ in origins], dtype=np.int64)
         low = np.searchsorted(keys, np.maximum(place - before, start), side="left")
         high = np.searchsorted(keys, place + after, side="right")
-        found: dict[int, list[tuple[int, int, Any]]] = {}
-        for (message_id, _, seq), lo, hi in zip(origins, low.tolist(), high.tolist(), strict=True):
-            if lo < hi:
+        counts = (high - low).tolist()
+        taken = rows[np.concatenate([np.arange(a, b) for a, b in zip(low, high, strict=True)])]
+        seqs = self._seqs[taken].tolist()
+        ids = self._message_ids[taken].tolist()
+        flat = memoryview(self._rows.reshape(-1))  # rows as slices of one flat view
+        found: dict[int, list[MessageNeighbour]] = {}
+        at = 0
+        for (message_id, _, seq), count in zip(origins, counts, strict=True):
+            if count:
                 found[message_id] = [
-                    (int(self._seqs[r]) - seq, int(self._message_ids[r]), self._rows[r])
-                    for r in rows[lo:hi].tolist()
+                    MessageNeighbour(
+                        seqs[i] - seq, ids[i], flat[r * DIMENSIONS : (r + 1) * DIMENSIONS]
+                    )
+                    for i, r in enumerate(taken[at : at + count].tolist(), at)
                 ]
+            at += count
         return found

@@ -26,7 +26,7 @@ from lossless.store.contract import (
 )
 from lossless.store.sqlite.repository import Repo
 from lossless.store.totals import EMBEDDABLE_SQL
-from lossless.store.vector_codec import from_int8, to_int8
+from lossless.store.vector_codec import to_int8
 
 if TYPE_CHECKING:
     from lossless.store.vector_matrix import VectorMatrix
@@ -170,13 +170,7 @@ class Vectors(Repo):
         ]
         if not origins:
             return {}
-        near = self._matrix(model).neighbours(origins, before, after)
-        return {
-            origin: [
-                MessageNeighbour(offset, n, from_int8(row.tobytes())) for offset, n, row in hood
-            ]
-            for origin, hood in near.items()
-        }
+        return self._matrix(model).neighbours(origins, before, after)
 
     def _unsearchable_memories(self, project: str | None) -> set[tuple[str, str]]:
         """Archived memories, and (with a project) other projects' ones."""
