@@ -29,16 +29,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import common
+
+T = TypeVar("T")
 
 QUESTIONS = [
     "What did we decide about the database migration?",
@@ -203,6 +206,13 @@ def plant_answers(engine: Any, home: Path, questions: Sequence[str]) -> int:
     return added
 
 
+def _timed(step: Callable[[], T]) -> tuple[T, tuple[float, float]]:
+    """``step()``'s result and its (wall, CPU) milliseconds."""
+    start, start_cpu = time.perf_counter(), common.cpu_seconds()
+    result = step()
+    return result, ((time.perf_counter() - start) * 1000, (common.cpu_seconds() - start_cpu) * 1000)
+
+
 def child_latency(size: int, keep: str | None, from_store: str | None = None) -> dict[str, Any]:
     import bench_grep
 
@@ -230,10 +240,10 @@ def child_latency(size: int, keep: str | None, from_store: str | None = None) ->
             rss_loaded = common.self_peak_rss_mb()
             total: list[float] = []
             cpu: list[float] = []
-            embed: list[float] = []
-            nearest: list[float] = []
-            fused: list[float] = []
-            lexical: list[float] = []
+            embed: list[tuple[float, float]] = []
+            nearest: list[tuple[float, float]] = []
+            fused: list[tuple[float, float]] = []
+            lexical: list[tuple[float, float]] = []
             by_meaning: list[int] = []
             for round_ in range(3):
                 for question in questions:
@@ -244,18 +254,18 @@ def child_latency(size: int, keep: str | None, from_store: str | None = None) ->
                     if not hits.hybrid:
                         raise SystemExit(f"search was not hybrid: {hits.semantic}")
                     by_meaning.append(sum(1 for h in hits if "semantic" in h.matched))
-                    start = time.perf_counter()
-                    vector = embedder.query(question)
-                    embed.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    store.vectors.nearest(model, vector, limit=50)
-                    nearest.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    search_all(store, question, semantic=QueryVector(model, vector))
-                    fused.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    search_all(store, question)
-                    lexical.append((time.perf_counter() - start) * 1000)
+                    # The parts, one after another (CPU beside wall: on a
+                    # shared machine wall time is mostly other people's work).
+                    vector, ms = _timed(lambda q=question: embedder.query(q))
+                    embed.append(ms)
+                    nearest.append(
+                        _timed(lambda v=vector: store.vectors.nearest(model, v, limit=50))[1]
+                    )
+                    semantic = QueryVector(model, vector)
+                    fused.append(
+                        _timed(lambda q=question, v=semantic: search_all(store, q, semantic=v))[1]
+                    )
+                    lexical.append(_timed(lambda q=question: search_all(store, q))[1])
                 del round_
             return {
                 "size": messages,
@@ -266,10 +276,15 @@ def child_latency(size: int, keep: str | None, from_store: str | None = None) ->
                 "p50_ms": common.median(total),
                 "p95_ms": common.percentile(total, 95),
                 "cpu_p50_ms": common.median(cpu),
-                "embed_p50_ms": common.median(embed),
-                "nearest_p50_ms": common.median(nearest),
-                "fusion_p50_ms": common.median(fused),
-                "lexical_p50_ms": common.median(lexical),
+                "embed_p50_ms": common.median([w for w, _ in embed]),
+                "nearest_p50_ms": common.median([w for w, _ in nearest]),
+                "fusion_p50_ms": common.median([w for w, _ in fused]),
+                "lexical_p50_ms": common.median([w for w, _ in lexical]),
+                "embed_cpu_p50_ms": common.median([c for _, c in embed]),
+                "nearest_cpu_p50_ms": common.median([c for _, c in nearest]),
+                "fusion_cpu_p50_ms": common.median([c for _, c in fused]),
+                "lexical_cpu_p50_ms": common.median([c for _, c in lexical]),
+                "load_average": os.getloadavg()[0],
                 "vectors_mb": rss_loaded - rss_before_search,
                 "rss_after_first_search_mb": rss_loaded,
                 "peak_rss_mb": common.self_peak_rss_mb(),
@@ -502,14 +517,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     r["p50_ms"],
                     r["p95_ms"],
                     r["cpu_p50_ms"],
-                    r["embed_p50_ms"],
-                    r["nearest_p50_ms"],
-                    r["fusion_p50_ms"],
-                    r["lexical_p50_ms"],
+                    f"{r['embed_p50_ms']:.1f} / {r.get('embed_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['nearest_p50_ms']:.1f} / {r.get('nearest_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['fusion_p50_ms']:.1f} / {r.get('fusion_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['lexical_p50_ms']:.1f} / {r.get('lexical_cpu_p50_ms', float('nan')):.1f}",
                     r["semantic_hits_p50"],
                     r["first_search_ms"],
                     r["vectors_mb"],
                     r["peak_rss_mb"],
+                    r.get("load_average", float("nan")),
                 ]
             )
         common.print_table(
@@ -518,14 +534,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "search p50 ms",
                 "p95 ms",
                 "CPU p50 ms",
-                "query embed p50",
-                "vector scan p50",
-                "fusion (no embed) p50",
-                "full text only p50",
+                "query embed p50 wall / CPU",
+                "vector scan p50 wall / CPU",
+                "fusion (no embed) p50 wall / CPU",
+                "full text only p50 wall / CPU",
                 "hits by meaning p50",
                 "first search ms",
                 "first search MB",
                 "peak RSS MB",
+                "load (1 min)",
             ],
             rows,
             title="Engine.search in-process, hybrid (query embedding included)",

@@ -83,14 +83,37 @@ def coverage_in(query: frozenset[str], text: str) -> float:
     """
     if not query:
         return 0.0
+    if text.isascii():
+        # Most texts: lower() is casefold() there and keeps every word's bounds,
+        # so each form is looked for in place (str.find) rather than every
+        # word of a long tool output split out first.
+        lowered = text.lower()
+        return sum(1 for t in query if any(_stands(lowered, f) for f in _forms(t))) / len(query)
     words = {w.casefold() for w in set(_WORD.findall(text))}
-    present = 0
-    for term in query:
-        for form in (term, f"{term}ing", f"{term}ed", f"{term}s"):
-            if form in words and len(form) > 1 and form not in STOPWORDS and stem(form) == term:
-                present += 1
-                break
-    return present / len(query)
+    return sum(1 for t in query if any(f in words for f in _forms(t))) / len(query)
+
+
+def _forms(term: str) -> list[str]:
+    """The content words ``stem`` turns into ``term``."""
+    forms = (term, f"{term}ing", f"{term}ed", f"{term}s")
+    return [f for f in forms if len(f) > 1 and f not in STOPWORDS and stem(f) == term]
+
+
+def _stands(text: str, word: str) -> bool:
+    """Whether ``word`` is one whole ``\\w+`` run of the ASCII ``text``."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not _is_word_char(text[at - 1])) and (
+            end == len(text) or not _is_word_char(text[end])
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 # -- the ranking ----------------------------------------------------------------

@@ -220,8 +220,10 @@ def search_all(
             weights,
             found,
         )
-        _describe_vector_only(repos, found)
+    # Each conversation read once per search (the describing and the scoring both ask).
     conversations: dict[int, Conversation | None] = {}
+    if semantic is not None:
+        _describe_vector_only(repos, found, conversations)
     stamp = _parse(now or utc_now_iso())
     hits: list[UnifiedHit] = []
     for c in found.values():
@@ -440,13 +442,17 @@ def _in_context(
             c.cosine = max(c.cosine if c.cosine is not None else -1.0, scores[int(ref)])
 
 
-def _describe_vector_only(repos: Repositories, found: dict[tuple[str, str], _Candidate]) -> None:
-    """Text, time and place of the candidates the full-text search did not return."""
+def _describe_vector_only(
+    repos: Repositories,
+    found: dict[tuple[str, str], _Candidate],
+    conversations: dict[int, Conversation | None],
+) -> None:
+    """Text, time and place of the candidates the full-text search did not return
+    (``conversations``: the ones read so far, by id; added to)."""
     bare = [c for c in found.values() if not c.from_text]
     message_ids = [int(c.id) for c in bare if c.kind == "message"]
     messages = {str(m.id): m for m in repos.messages.get_many(message_ids)} if message_ids else {}
     covering = repos.summaries.covering(message_ids) if message_ids else {}
-    conversations: dict[int, Conversation | None] = {}
 
     def place(c: _Candidate) -> None:
         if c.conversation_id is None:
