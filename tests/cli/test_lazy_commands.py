@@ -34,7 +34,9 @@ print("\\n" + json.dumps(sorted(sys.modules)))
 """
 
 
-def run_lcm(args: list[str], home: Path, *, load_all: bool = False) -> tuple[str, list[str]]:
+def run_lcm(
+    args: list[str], home: Path, *, load_all: bool = False, columns: int = 80
+) -> tuple[str, list[str]]:
     """``lcm ARGS`` in a fresh interpreter (``home`` as HOME and LCM_HOME): what it
     printed, and the modules it loaded. ``load_all``: every command module
     imported first, as before lazy loading."""
@@ -45,7 +47,7 @@ def run_lcm(args: list[str], home: Path, *, load_all: bool = False) -> tuple[str
         timeout=60,
         check=True,
         env={
-            "COLUMNS": "80",
+            "COLUMNS": str(columns),
             "PATH": "/usr/bin:/bin",
             "HOME": str(home),
             "LCM_HOME": str(home / "lcm"),
@@ -144,8 +146,10 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
     assert "messages:      1" in output
     for heavy in ("lossless.summarize.extractive", "lossless.injection", "lossless.redact", "rich"):
         assert not loaded(heavy, modules), heavy
-    _, modules = run_lcm(["describe", "1"], tmp_path)
+    _, modules = run_lcm(["describe", "1"], tmp_path, columns=300)
     assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
+    # Its lines fit the terminal: nothing to wrap, so no textwrap either.
+    assert not loaded("textwrap", modules)
 
 
 def test_version_without_click(tmp_path: Path) -> None:
