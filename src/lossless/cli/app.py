@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lossless import __version__
+from lossless.cli import resume_gc
 from lossless.errors import LosslessError
 from lossless.jsonable import to_jsonable
 
@@ -203,6 +204,12 @@ class CliState:
         LCM_* value) is an error naming it, unless ``lenient`` (``lcm status``,
         ``doctor``, ``config show`` and ``mcp`` run on the valid settings and
         report the problems)."""
+        config = self._settings(lenient)
+        # A command that needs no engine has started once it has its settings.
+        resume_gc()
+        return config
+
+    def _settings(self, lenient: bool) -> Config:
         if self._config is None:
             from lossless.config import load_config
 
@@ -224,9 +231,11 @@ class CliState:
             from lossless.cli.home import announce_new_store, prepare_home
             from lossless.engine.engine import Engine
 
-            config = self.config(lenient=lenient)
+            config = self._settings(lenient)
             new_store = prepare_home(config)
             self._engine = Engine.open(config=config)
+            # Start-up ends with the engine and its store's modules loaded.
+            resume_gc()
             if new_store:
                 announce_new_store(config)
         return self._engine
