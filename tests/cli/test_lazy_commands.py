@@ -79,7 +79,8 @@ def test_command_table_matches_the_commands() -> None:
 def test_help_lists_every_command_without_loading_them(tmp_path: Path) -> None:
     output, modules = run_lcm(["--help"], tmp_path)
     loaded = [name for name in modules if name.startswith("lossless.cli.")]
-    assert loaded == ["lossless.cli.app"], loaded
+    # (fast_grep reads the arguments first; state is the commands' shared state)
+    assert loaded == ["lossless.cli.app", "lossless.cli.fast_grep", "lossless.cli.state"], loaded
     # The listing equals click's own from the fully loaded group.
     expected, modules = run_lcm(["--help"], tmp_path, load_all=True)
     assert "lossless.cli.map" in modules
@@ -92,14 +93,24 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     output, modules = run_lcm(["grep", "anything", "--json"], tmp_path)
     assert json.loads(output)["hits"] == []
     commands = sorted(name for name in modules if name.startswith("lossless.cli."))
-    # (cli.home, cli.output and cli.table are shared helpers, not command modules)
+    # A usual grep runs without click: neither the group nor any command
+    # module (cli.home, cli.output, cli.state and cli.table are shared helpers).
     assert commands == [
-        "lossless.cli.app",
-        "lossless.cli.history",
+        "lossless.cli.fast_grep",
+        "lossless.cli.grep_command",
         "lossless.cli.home",
         "lossless.cli.output",
+        "lossless.cli.state",
         "lossless.cli.table",
     ]
+    assert not loaded("click", modules)
+    # Any other command loads the group and only its own module.
+    _, modules = run_lcm(["conversations", "--json"], tmp_path)
+    commands = sorted(name for name in modules if name.startswith("lossless.cli."))
+    assert "lossless.cli.history" in commands and loaded("click", modules)
+    assert not {"lossless.cli.compaction", "lossless.cli.map", "lossless.cli.memory"} & set(
+        commands
+    )
     heavy_modules = ("lossless.summarize", "lossless.engine.compaction", "lossless.mcp_server")
     # A plain literal runs on `re`: the `regex` package is not imported either.
     for heavy in (*heavy_modules, "rich", "regex"):

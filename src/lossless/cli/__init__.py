@@ -48,7 +48,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     regex_cache.install()
     dataclass_cache.install()
     try:
-        _load()(args=args, prog_name="lcm")
+        from lossless.cli import fast_grep
+
+        # The usual `lcm grep` runs without click (see cli/fast_grep.py).
+        code = fast_grep.run(args)
+        if code is None:
+            _load()(args=args, prog_name="lcm")
+        elif code:
+            sys.exit(code)
     finally:
         regex_cache.keep()
         dataclass_cache.keep()
