@@ -31,7 +31,7 @@ from lossless.store.contract import (
     HashedRow,
     PartRewrite,
 )
-from lossless.store.hashing import message_hash, part_hash, raw_hash, recorded, stored
+from lossless.store.hashing import message_digest, part_digest, raw_digest, recorded
 from lossless.store.overview import build_listings, build_overviews
 from lossless.store.raw_packing import DICTIONARY_FORMAT, train
 from lossless.store.rows import (
@@ -354,7 +354,7 @@ class Messages(Repo):
                         s.created_at,
                         s.ingest_key,
                         dumps_json(m.metadata),
-                        stored(message_hash(m.role, m.content)),
+                        message_digest(m.role, m.content),
                     )
                     for s, m in zip(planned, planned_new, strict=True)
                 ],
@@ -768,7 +768,7 @@ class Messages(Repo):
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE native_records SET raw = ?, raw_hash = ?, raw_template = 0 WHERE id = ?",
-                (self._packer([raw])(raw), stored(raw_hash(raw)), record_id),
+                (self._packer([raw])(raw), raw_digest(raw), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
@@ -899,7 +899,7 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
         p.tool_name,
         p.tool_call_id,
         dumps_json(p.metadata),
-        stored(part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)),
+        part_digest(p.kind, p.text, p.tool_name, p.tool_call_id),
         start,
         None if start is None else len(p.text or ""),
     )
@@ -924,6 +924,6 @@ def _record_row(
         r.source_path,
         r.line_no,
         r.byte_offset,
-        stored(raw_hash(r.raw)),
+        raw_digest(r.raw),
         0 if template is None else 1,
     ]
