@@ -45,14 +45,18 @@ PLAIN_MIN_CHARS: Final = 512
 #: A dictionary is trained from a batch of at least this many lines: fewer
 #: say too little about what the store's lines look like.
 TRAIN_MIN_LINES: Final = 64
-# Deflate's window: the dictionary is its last WINDOW_BYTES bytes, and a
-# line refers back at most that far. 4 KiB keeps the per-line compressor
-# (copied from one primed with the dictionary) cheap to copy, and holds the
-# structure of many lines; the decoder's 32 KiB window reads any smaller one.
-_WINDOW_BITS: Final = 12
-_WINDOW_BYTES: Final = 1 << _WINDOW_BITS
-_LEVEL: Final = 6
-_MEM_LEVEL: Final = 1
+# The dictionary's size: a line refers back into it at most this far. Short
+# lines (most of them: what is left of a line once its texts are references)
+# are packed by a compressor copied from one primed with the dictionary, and
+# the copy's cost grows with the window and the hash table: a 4 KiB window
+# and the smallest table (memLevel 1) keep it at ~10 us a line for the same
+# size as the largest. Long lines need the large table (memLevel 1 packs
+# Claude Code's lines 25% worse) and a full window, and their deflate time
+# dwarfs the copy. Measured on the generated set and the real transcripts;
+# the decoder's 32 KiB window reads either.
+_WINDOW_BYTES: Final = 4096
+_SHORT = (6, 12, 1)  # level, window bits, memLevel
+_LONG = (3, 15, 8)
 # Each sample's head: a long line's structure is at its start, and one long
 # line must not fill the dictionary alone.
 _SAMPLE_CHARS: Final = 512
@@ -122,9 +126,10 @@ class RawPacker:
     def __init__(self, load: Callable[[], Mapping[int, bytes]]) -> None:
         self._load = load
         self._dictionaries: dict[int, bytes] = {}
-        # Per dictionary id: a compressor primed with it, copied for each line
-        # (priming hashes the whole dictionary; a copy does not).
-        self._primed: dict[int, zlib._Compress] = {}
+        # Per dictionary id and line length (short, long): a compressor primed
+        # with it, copied for each line (priming hashes the whole dictionary;
+        # a copy does not).
+        self._primed: dict[tuple[int, bool], zlib._Compress] = {}
 
     def forget(self) -> None:
         self._dictionaries.clear()
@@ -146,13 +151,15 @@ class RawPacker:
             if len(raw) < PLAIN_MIN_CHARS:
                 return raw
             return zlib.compress(raw.encode("utf-8"), 1)
-        primed = self._primed.get(dictionary_id)
-        if primed is None:
-            primed = zlib.compressobj(
-                _LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=dictionary
-            )
-            self._primed[dictionary_id] = primed
         data = raw.encode("utf-8")
+        key = (dictionary_id, len(data) >= PLAIN_MIN_CHARS)
+        primed = self._primed.get(key)
+        if primed is None:
+            level, window_bits, mem_level = _LONG if key[1] else _SHORT
+            primed = zlib.compressobj(
+                level, zlib.DEFLATED, -window_bits, mem_level, zdict=dictionary
+            )
+            self._primed[key] = primed
         compressor = primed.copy()
         body = compressor.compress(data) + compressor.flush()
         header = bytes((DICTIONARY_FORMAT,)) + _leb128(dictionary_id)
