@@ -139,6 +139,19 @@ def test_the_first_big_batch_trains_the_dictionary_every_append_then_uses(
     assert [kind for kind, _ in _stored(path)] == ["blob"] * 203
 
 
+def test_a_hooks_few_lines_at_a_time_train_it_once_the_store_holds_enough(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lcm.db"
+    with SQLiteStore(path) as store:
+        cid = store.conversations.get_or_create(project="p", session_id="s", client="c").id
+        for start in range(0, 100, 10):
+            store.messages.append(cid, _batch(f"t{start}-", LINES[start : start + 10]))
+        _whole(store, cid, LINES[:100])
+    # The 7th append finds 60 lines stored and brings 10: enough to train from.
+    assert [kind for kind, _ in _stored(path)] == ["text"] * 60 + ["blob"] * 40
+
+
 def test_a_dictionary_rolled_back_is_not_used_again(tmp_path: Path) -> None:
     """The store forgets a dictionary trained in a transaction that rolled back:
     another writer's dictionary may then get its id."""

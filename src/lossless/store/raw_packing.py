@@ -8,8 +8,10 @@ after line (``{"role": "tool", "tool_call_id": "call_…", "content": …,
 zlib alone cannot shrink (its per-stream cost eats what it finds in one short
 line). Primed with a preset dictionary made of earlier lines of the same
 store, deflate finds those keys in the dictionary instead: ~115 bytes become
-~20. The dictionary is trained once per store, from the first batch big
-enough to show what its lines look like, and kept in the store
+~20. The dictionary is trained once per store, as soon as a batch and the
+lines stored before it are enough to show what its lines look like (the
+first import's first batch; a hook's appends once the store holds ~64
+lines), and kept in the store
 (``raw_dictionaries``): a packed line names its dictionary, so a dictionary is
 never changed or dropped once a line uses it.
 

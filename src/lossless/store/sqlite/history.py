@@ -33,7 +33,7 @@ from lossless.store.contract import (
 )
 from lossless.store.hashing import message_digest, part_digest, raw_digest, recorded
 from lossless.store.overview import build_listings, build_overviews
-from lossless.store.raw_packing import DICTIONARY_FORMAT, train
+from lossless.store.raw_packing import DICTIONARY_FORMAT, TRAIN_MIN_LINES, train
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -471,7 +471,8 @@ class Messages(Repo):
 
     def _packer(self, lines: Sequence[str]) -> Callable[[str], str | bytes]:
         """How to pack raw lines like ``lines`` now: with the store's dictionary,
-        trained from ``lines`` when there is none yet and they are enough.
+        trained from ``lines`` (and the lines stored last) when there is none
+        yet and they are enough.
 
         Called inside the write transaction, so two writers cannot both train one.
         """
@@ -481,6 +482,14 @@ class Messages(Repo):
             dictionary_id = int(row["id"])
             dictionary = packing.dictionary(dictionary_id)
         else:
+            if len(lines) < TRAIN_MIN_LINES:
+                # A hook's few lines at a time: the lines stored before them
+                # say what the store's lines look like (a store holds few
+                # lines only until then: this runs until it holds enough).
+                earlier = self.s._q(
+                    "SELECT raw FROM native_records ORDER BY id DESC LIMIT ?", (TRAIN_MIN_LINES,)
+                )
+                lines = [*(packing.unpack(r["raw"]) for r in reversed(earlier)), *lines]
             trained = train(lines)
             if trained is None:
                 return lambda raw: packing.pack(raw, None, None)
