@@ -11,12 +11,13 @@ store, deflate finds those keys in the dictionary instead: ~115 bytes become
 ~20. The dictionary is trained once per store, as soon as a batch and the
 lines stored before it are enough to show what its lines look like (the
 first import's first batch; a hook's appends once the store holds ~64
-lines), and kept in the store
-(``raw_dictionaries``): a packed line names its dictionary, so a dictionary is
-never changed or dropped once a line uses it.
+lines), and kept in the store (``raw_dictionaries``): a packed line names
+its dictionary, so a dictionary is never changed or dropped once a line
+uses it.
 
-zlib is in the standard library; zstd's trained dictionaries would pack a
-little tighter but are a native dependency that every hook would load.
+zstd's trained dictionaries are the usual tool for this, but a native
+dependency that every hook would load (not measured against this); zlib's
+preset dictionary is in the standard library.
 
 A packed value is bytes: ``0x78…`` a plain zlib stream (lines packed before
 dictionaries, from ``PLAIN_MIN_CHARS`` on), or ``0x01``, the dictionary's id
