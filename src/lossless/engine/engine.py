@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from lossless.config import Config, load_config
-from lossless.engine.expand_query import (
+from lossless.engine.expand_query_limits import (
     DEFAULT_CANDIDATES,
     DEFAULT_QUERY_SECONDS,
     DEFAULT_QUERY_TOKENS,
-    QueryAnswer,
 )
 from lossless.errors import InputError, NotFoundError
 from lossless.models import Conversation, NewMessage
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     )
     from lossless.engine.dag import DagView
     from lossless.engine.embedding import EmbeddingRun, SemanticStatus
+    from lossless.engine.expand_query import QueryAnswer
     from lossless.engine.ingest import FileImportResult, Importer, ImportReport, MessagePrep
     from lossless.engine.operators.jobs import JobReport
     from lossless.engine.search import SearchResults
