@@ -851,7 +851,8 @@ def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool)
     """Give back space: store old rows' repeated text once, compact the file.
 
     Parts and raw lines written in full by an older lossless are re-stored as
-    references to their message's text; with --raw-older-than, the raw
+    references to their message's text (on SQLite, raw lines are also packed
+    with the store's trained dictionary); with --raw-older-than, the raw
     transcript lines of older messages are dropped too. Nothing a message is
     made of is dropped. Example: lcm gc --raw-older-than 90 --dry-run
     """
