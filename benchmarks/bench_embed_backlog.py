@@ -216,7 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if len(results) == 2:
         current, base = results
-        print(f"CPU ratio base/current: {base['embed_cpu_s'] / current['embed_cpu_s']:.2f}")
+        if base["items"] == current["items"]:
+            print(f"CPU ratio base/current: {base['embed_cpu_s'] / current['embed_cpu_s']:.2f}")
+        else:  # a run stopped early: compare the progress lines at the same item counts
+            print("the runs embedded different items: compare their progress lines instead")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
