@@ -50,6 +50,8 @@ def serving(monkeypatch: pytest.MonkeyPatch, lcm_home: Path) -> Iterator[Path]:
     """The hook server on for ``lcm_home``; stopped (and checked gone) at the end."""
     monkeypatch.setenv("LCM_HOOKS_SERVER", "true")
     monkeypatch.setenv("LCM_HOOKS_SERVER_IDLE_S", "60")
+    # The workers hooks start exit soon after their work: tests wait for that.
+    monkeypatch.setenv("LCM_WORKER_IDLE_S", "1")
     yield lcm_home
     pid = (read_info(lcm_home) or {}).get("pid")
     stop(lcm_home)

@@ -51,6 +51,7 @@ def pg_homes(
     server: EmbeddedPostgres = request.getfixturevalue("own_pg_server")
     monkeypatch.setenv("LCM_HOOKS_SERVER", "true")
     monkeypatch.setenv("LCM_HOOKS_SERVER_IDLE_S", "120")
+    monkeypatch.setenv("LCM_WORKER_IDLE_S", "1")  # the teardown waits for the workers
     urls = [server.create_database() for _ in range(2)]
     inline = tmp_path / "inline-home"
     for home, url in zip((lcm_home, inline), urls, strict=True):

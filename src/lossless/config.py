@@ -145,6 +145,13 @@ SETTINGS: tuple[Setting, ...] = (
         1800,
         "Seconds the hook server waits for the next hook before it exits.",
     ),
+    Setting(
+        "worker.idle_s",
+        int,
+        60,
+        "Seconds the background worker waits for more work before it exits "
+        "(hooks start it again when work comes).",
+    ),
     Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
     Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
     Setting("recall.budget_bytes", int, 1_500, "Most bytes of memories added to one prompt."),
@@ -423,6 +430,10 @@ class Config:
     @property
     def hooks_server_idle_s(self) -> int:
         return self._typed("hooks.server_idle_s", int)
+
+    @property
+    def worker_idle_s(self) -> int:
+        return self._typed("worker.idle_s", int)
 
     @property
     def redaction_enabled(self) -> bool:

@@ -64,6 +64,8 @@ from lossless.regex_literals import LiteralGate
 __all__ = ["flag_lines"]
 
 _NOT_LETTER_OR_NEWLINE_RE = re.compile(r"[^a-z\n]+")
+# The same characters as bytes, for ASCII text.
+_NOT_LETTER_OR_NEWLINE = bytes(b for b in range(128) if not (97 <= b <= 122 or b == 10))
 
 _Family = tuple[LiteralGate, tuple[tuple[str, _LazyPattern], ...]]
 
@@ -83,11 +85,10 @@ _SAME_AS = {"folded": "text", "unquoted-folded": "unquoted-text"}
 @dataclass(slots=True)
 class _Joined:
     """The views of many lines, built at once and cut back into lines, and
-    by view the patterns each line (or pair) may match."""
+    by view the patterns each line (or each pair) may match."""
 
     lines: dict[str, list[str]]
-    alone: dict[str, dict[int, set[int]]]
-    pairs: dict[str, dict[int, set[int]]]
+    candidates: dict[str, dict[int, set[int]]]
 
 
 @functools.cache
@@ -133,9 +134,13 @@ def flag_lines(lines: Sequence[str]) -> tuple[list[bool], list[bool]]:
     stripped = [_RENDER_MARKER_RE.sub("", line) if "[" in line else line for line in lines]
     plain = [_plain(line) for line in lines]
     families = _families()
-    # Lines scanned alone take no room in the joined text.
-    as_is = _join(_blanked(lines, plain), families)
-    as_pairs = _join(_blanked(stripped, plain), families)
+    # Lines scanned alone take no room in the joined text. A line's views
+    # are its own (see ``_plain``), so the pairs' views differ from the lines'
+    # only where a render marker was dropped: only those are built again.
+    blanked = _blanked(lines, plain)
+    cut = _cut_views(blanked)
+    as_is = _join(cut, families, pairs=False)
+    as_pairs = _join(_recut(cut, _blanked(stripped, plain), blanked), families, pairs=True)
     hidden_alone = _hidden(lines, plain, pairs=False) | _odd_spaces(as_is, pairs=False)
     hidden_pairs = _hidden(stripped, plain, pairs=True) | _odd_spaces(as_pairs, pairs=True)
 
@@ -158,8 +163,8 @@ def flag_lines(lines: Sequence[str]) -> tuple[list[bool], list[bool]]:
         return cut[k] + cut[k + 1] if view == "compact" else cut[k] + "\n" + cut[k + 1]
 
     for flags, found, text_of, skip, limit in (
-        (alone, as_is.alone, alone_text, hidden_alone, count),
-        (pairs, as_pairs.pairs, pair_text, hidden_pairs, count - 1),
+        (alone, as_is.candidates, alone_text, hidden_alone, count),
+        (pairs, as_pairs.candidates, pair_text, hidden_pairs, count - 1),
     ):
         todo: dict[int, list[tuple[str, str, int]]] = {}
         for view, family in _CHECKS:
@@ -202,16 +207,32 @@ def _any_match(
     return False
 
 
-def _join(lines: list[str], families: dict[str, _Family]) -> _Joined:
-    cut = _cut_views(lines)
+def _join(cut: dict[str, list[str]], families: dict[str, _Family], *, pairs: bool) -> _Joined:
+    """The lines' views joined, and the patterns each line (or pair) may match."""
     views = {name: "\n".join(pieces) for name, pieces in cut.items() if name != "compact"}
     views["compact"] = "".join(cut["compact"])
-    alone: dict[str, dict[int, set[int]]] = {}
-    pairs: dict[str, dict[int, set[int]]] = {}
+    candidates: dict[str, dict[int, set[int]]] = {}
     for view, family in _CHECKS:
         starts, ends = _offsets(cut[view], separator=0 if view == "compact" else 1)
-        alone[view], pairs[view] = families[family][0].line_candidates(views[view], starts, ends)
-    return _Joined(lines=cut, alone=alone, pairs=pairs)
+        candidates[view] = families[family][0].line_candidates(
+            views[view], starts, ends, pairs=pairs
+        )
+    return _Joined(lines=cut, candidates=candidates)
+
+
+def _recut(cut: dict[str, list[str]], lines: list[str], before: list[str]) -> dict[str, list[str]]:
+    """``_cut_views(lines)`` from ``cut``, the views of ``before``: only the
+    lines that differ are built again."""
+    changed = [k for k, (line, old) in enumerate(zip(lines, before, strict=True)) if line != old]
+    if not changed:
+        return cut
+    redone = _cut_views([lines[k] for k in changed])
+    out = {name: column[:] for name, column in cut.items()}
+    for name, column in redone.items():
+        target = out[name]
+        for k, piece in zip(changed, column, strict=True):
+            target[k] = piece
+    return out
 
 
 def _cut_views(lines: list[str]) -> dict[str, list[str]]:
@@ -230,7 +251,11 @@ def _cut_views(lines: list[str]) -> dict[str, list[str]]:
         views["unquoted-text"] = _CODE_SPAN_RE.sub(" ", base) if quoted else base
         views["unquoted-folded"] = _CODE_SPAN_RE.sub(" ", folded) if quoted else folded
         pieces = {name: view.split("\n") for name, view in views.items()}
-        pieces["compact"] = _NOT_LETTER_OR_NEWLINE_RE.sub("", folded).split("\n")
+        if folded.isascii():  # bytes drop the other characters in one C loop
+            compact = folded.encode("ascii").translate(None, _NOT_LETTER_OR_NEWLINE).decode()
+        else:
+            compact = _NOT_LETTER_OR_NEWLINE_RE.sub("", folded)
+        pieces["compact"] = compact.split("\n")
         every = len(chosen) == len(lines)  # all lines in one pass: the pieces are the column
         for name, parts in pieces.items():
             if len(parts) != len(chosen):  # pragma: no cover - excluded by _plain

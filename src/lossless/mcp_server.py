@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import Field
 
-from lossless.engine.expand_query import (
+from lossless.engine.expand_query_limits import (
     DEFAULT_QUERY_SECONDS,
     DEFAULT_QUERY_TOKENS,
     MAX_QUERY_SECONDS,

@@ -12,7 +12,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
-from lossless.engine.expand_query import DEFAULT_QUERY_SECONDS, DEFAULT_QUERY_TOKENS
+from lossless.engine.expand_query_limits import DEFAULT_QUERY_SECONDS, DEFAULT_QUERY_TOKENS
 from lossless.search_scope import SearchScope
 
 if TYPE_CHECKING:

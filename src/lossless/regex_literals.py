@@ -383,9 +383,15 @@ class LiteralGate:
 
     def meets_common(self, position: int, text: str) -> bool:
         """Whether ``text`` holds a string of each common set of the pattern at ``position``."""
-        return all(
-            any(o in text for o in options) for options in self._common_sets.get(position, ())
-        )
+        # Plain loops: asked for every candidate of every line, where the
+        # generators' frames cost more than the substring tests themselves.
+        for options in self._common_sets.get(position, ()):
+            for option in options:
+                if option in text:
+                    break
+            else:
+                return False
+        return True
 
     @property
     def always(self) -> tuple[int, ...]:
@@ -393,24 +399,24 @@ class LiteralGate:
         return self._always
 
     def line_candidates(
-        self, text: str, starts: Sequence[int], ends: Sequence[int]
-    ) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
-        """Which patterns may match each of many lines, and each two consecutive lines.
+        self, text: str, starts: Sequence[int], ends: Sequence[int], *, pairs: bool
+    ) -> dict[int, set[int]]:
+        """Which patterns may match each of many lines, or each two consecutive lines.
 
         ``text`` holds the lines one after the other (line ``k`` spans
         ``starts[k]:ends[k]``, ascending, with or without separators between
         them). One automaton pass finds every literal; a pattern may match a
         line when each of its sets has a literal inside the line, and the two
-        lines ``k, k + 1`` read together when each set has one inside either
-        line or across their junction. Returns ``{position: lines}`` and
-        ``{position: k of the pairs}``, for the positions whose rare sets are
-        met somewhere; the common sets (``_holding``) are the caller's to check
-        on the text itself. Positions in ``always`` are candidates everywhere.
+        lines ``k, k + 1`` read together (``pairs=True``) when each set has one
+        inside either line or across their junction. Returns ``{position:
+        lines}`` (or ``{position: k of the pairs}``) for the positions whose
+        rare sets are met; the common sets (``_holding``) are the caller's to
+        check on the text itself. Positions in ``always`` are candidates
+        everywhere. A pair's ``k`` may fall outside ``0 .. len(starts) - 2``
+        (a literal of the first or last line): callers keep the real pairs.
         """
-        inside: dict[int, set[int]] = {}  # literal -> lines holding it
-        across: dict[int, set[int]] = {}  # literal -> k, found across lines k and k + 1
         if self._automaton is None:
-            return {}, {}
+            return {}
         hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
         # Only patterns whose every set is met somewhere in the whole text can
         # be met inside a line or pair, and only their literals need placing:
@@ -424,11 +430,15 @@ class LiteralGate:
         needed = self._needed
         possible = {position for position, bits in met.items() if bits == needed[position]}
         if not possible:
-            return {}, {}
+            return {}
+        if not pairs:
+            return self._alone(hits, possible, starts, ends)
         useful: set[int] = set()
         for position in possible:
             for literals in self._sets[position]:
                 useful.update(literals)
+        inside: dict[int, set[int]] = {}  # literal -> lines holding it
+        across: dict[int, set[int]] = {}  # literal -> k, found across lines k and k + 1
         last = len(starts) - 1
         for index, start, end in hits:
             if index not in useful:
@@ -440,28 +450,52 @@ class LiteralGate:
                 inside.setdefault(index, set()).add(line)
             elif line < last and end <= ends[line + 1]:
                 across.setdefault(index, set()).add(line)
-        alone: dict[int, set[int]] = {}
-        pairs: dict[int, set[int]] = {}
+        found: dict[int, set[int]] = {}
         empty: set[int] = set()
-        for position, sets in self._sets.items():
-            if position not in possible:
-                continue
-            lines: set[int] | None = None
+        for position in possible:
             joined: set[int] | None = None
-            for literals in sets:
+            for literals in self._sets[position]:
                 held = empty.union(*(inside.get(i, empty) for i in literals))
                 over = empty.union(*(across.get(i, empty) for i in literals))
-                if not held and not over:
-                    lines = joined = empty
-                    break
                 in_pair = held | {line - 1 for line in held} | over
-                lines = held if lines is None else lines & held
                 joined = in_pair if joined is None else joined & in_pair
-            if lines:
-                alone[position] = lines
+                if not joined:
+                    break
             if joined:
-                pairs[position] = joined
-        return alone, pairs
+                found[position] = joined
+        return found
+
+    def _alone(
+        self,
+        hits: list[tuple[int, int, int]],
+        possible: set[int],
+        starts: Sequence[int],
+        ends: Sequence[int],
+    ) -> dict[int, set[int]]:
+        """``line_candidates`` for lines alone: each line's met sets as bit masks."""
+        satisfies = self._satisfies
+        placing: dict[int, tuple[tuple[int, int], ...]] = {}
+        inside: dict[int, dict[int, int]] = {}
+        for index, start, end in hits:
+            marks = placing.get(index)
+            if marks is None:
+                marks = tuple((p, bit) for p, bit in satisfies[index] if p in possible)
+                placing[index] = marks
+            if not marks:
+                continue
+            line = bisect.bisect_right(starts, start) - 1
+            if line < 0 or start >= ends[line] or end > ends[line]:
+                continue  # held by no line alone
+            bits = inside.setdefault(line, {})
+            for position, bit in marks:
+                bits[position] = bits.get(position, 0) | bit
+        needed = self._needed
+        found: dict[int, set[int]] = {}
+        for line, met in inside.items():
+            for position, held in met.items():
+                if held == needed[position]:
+                    found.setdefault(position, set()).add(line)
+        return found
 
     def candidates(self, text: str) -> set[Hashable]:
         keys = self._keys

@@ -34,7 +34,9 @@ print("\\n" + json.dumps(sorted(sys.modules)))
 """
 
 
-def run_lcm(args: list[str], home: Path, *, load_all: bool = False) -> tuple[str, list[str]]:
+def run_lcm(
+    args: list[str], home: Path, *, load_all: bool = False, columns: int = 80
+) -> tuple[str, list[str]]:
     """``lcm ARGS`` in a fresh interpreter (``home`` as HOME and LCM_HOME): what it
     printed, and the modules it loaded. ``load_all``: every command module
     imported first, as before lazy loading."""
@@ -45,7 +47,7 @@ def run_lcm(args: list[str], home: Path, *, load_all: bool = False) -> tuple[str
         timeout=60,
         check=True,
         env={
-            "COLUMNS": "80",
+            "COLUMNS": str(columns),
             "PATH": "/usr/bin:/bin",
             "HOME": str(home),
             "LCM_HOME": str(home / "lcm"),
@@ -77,7 +79,8 @@ def test_command_table_matches_the_commands() -> None:
 def test_help_lists_every_command_without_loading_them(tmp_path: Path) -> None:
     output, modules = run_lcm(["--help"], tmp_path)
     loaded = [name for name in modules if name.startswith("lossless.cli.")]
-    assert loaded == ["lossless.cli.app"], loaded
+    # (fast_grep reads the arguments first; state is the commands' shared state)
+    assert loaded == ["lossless.cli.app", "lossless.cli.fast_grep", "lossless.cli.state"], loaded
     # The listing equals click's own from the fully loaded group.
     expected, modules = run_lcm(["--help"], tmp_path, load_all=True)
     assert "lossless.cli.map" in modules
@@ -90,14 +93,24 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     output, modules = run_lcm(["grep", "anything", "--json"], tmp_path)
     assert json.loads(output)["hits"] == []
     commands = sorted(name for name in modules if name.startswith("lossless.cli."))
-    # (cli.home, cli.output and cli.table are shared helpers, not command modules)
+    # A usual grep runs without click: neither the group nor any command
+    # module (cli.home, cli.output, cli.state and cli.table are shared helpers).
     assert commands == [
-        "lossless.cli.app",
-        "lossless.cli.history",
+        "lossless.cli.fast_grep",
+        "lossless.cli.grep_command",
         "lossless.cli.home",
         "lossless.cli.output",
+        "lossless.cli.state",
         "lossless.cli.table",
     ]
+    assert not loaded("click", modules)
+    # Any other command loads the group and only its own module.
+    _, modules = run_lcm(["conversations", "--json"], tmp_path)
+    commands = sorted(name for name in modules if name.startswith("lossless.cli."))
+    assert "lossless.cli.history" in commands and loaded("click", modules)
+    assert not {"lossless.cli.compaction", "lossless.cli.map", "lossless.cli.memory"} & set(
+        commands
+    )
     heavy_modules = ("lossless.summarize", "lossless.engine.compaction", "lossless.mcp_server")
     # A plain literal runs on `re`: the `regex` package is not imported either.
     for heavy in (*heavy_modules, "rich", "regex"):
@@ -132,6 +145,8 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
         "lossless.store.sqlite.leases",
         "lossless.store.sqlite.import_state",
         "lossless.embeddings",
+        # expand_query's records and prompts (the engine only needs its defaults)
+        "lossless.engine.expand_query",
     ):
         assert not loaded(unused, modules), unused
     # A pattern that can backtrack runs under the regex package's deadline.
@@ -142,8 +157,10 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
     assert "messages:      1" in output
     for heavy in ("lossless.summarize.extractive", "lossless.injection", "lossless.redact", "rich"):
         assert not loaded(heavy, modules), heavy
-    _, modules = run_lcm(["describe", "1"], tmp_path)
+    _, modules = run_lcm(["describe", "1"], tmp_path, columns=300)
     assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
+    # Its lines fit the terminal: nothing to wrap, so no textwrap either.
+    assert not loaded("textwrap", modules)
 
 
 def test_version_without_click(tmp_path: Path) -> None:
@@ -152,3 +169,46 @@ def test_version_without_click(tmp_path: Path) -> None:
     assert "click" not in modules and "importlib.metadata" not in modules
     # click's own option (after other arguments) prints the same.
     assert CliRunner().invoke(cli, ["--version"]).output == output
+
+
+_COLLECTIONS_DURING = """
+import gc, json, sys
+import lossless.cli as cli_module
+before = gc.get_threshold()
+during_startup = []
+gc.callbacks.append(
+    lambda phase, info: phase == "start"
+    and during_startup.append(cli_module._gc_thresholds is not None)
+)
+try:
+    cli_module.main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\n" + json.dumps({
+    "startup": during_startup.count(True),
+    "after": during_startup.count(False),
+    "thresholds": [before, gc.get_threshold()],
+    "frozen": gc.get_freeze_count(),
+}))
+"""
+
+
+def test_start_up_runs_without_the_cyclic_collector(tmp_path: Path) -> None:
+    """The collector never runs while a command starts (its modules, the engine's),
+    and is back as it was for the command's own work, start-up's objects frozen."""
+    for args in (["status"], ["grep", "anything"], ["config", "show"]):
+        done = subprocess.run(
+            [sys.executable, "-c", _COLLECTIONS_DURING, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LCM_HOME": str(tmp_path / "lcm")},
+        )
+        report = json.loads(done.stdout.rstrip("\n").rpartition("\n")[2])
+        assert report["startup"] == 0, (args, report)
+        before, after = report["thresholds"]
+        assert after == before, (args, report)
+        # Tens of thousands of objects: modules, classes, functions.
+        assert report["frozen"] > 10_000, (args, report)

@@ -142,8 +142,8 @@ def test_a_sanctioned_rewrite_keeps_the_store_whole(compacted: Path, lcm_home: P
 def _as_before_text_stored_once(lcm_home: Path) -> None:
     """Store every part text and raw line verbatim, as before migration 0010,
     and drop its columns and the tables of 0011 (embeddings), 0012 (context
-    totals) and 0014 (conversation totals); the test removes the ledger rows
-    from 0007 on."""
+    totals), 0014 (conversation totals) and 0015 (raw line dictionaries); the
+    test removes the ledger rows from 0007 on."""
     with Engine.open(lcm_home, **SMALL) as engine:
         lines = {
             r.id: r.raw
@@ -191,6 +191,8 @@ def _as_before_text_stored_once(lcm_home: Path) -> None:
     for table in ("summaries", "large_files"):
         connection.execute(f"DROP TRIGGER {table}_counted")
     connection.execute("DROP TABLE conversation_totals")
+    # 0015 (raw line dictionaries): the lines are verbatim again above.
+    connection.execute("DROP TABLE raw_dictionaries")
     connection.commit()
     connection.close()
 

@@ -12,23 +12,21 @@ stdout; errors go to stderr with a non-zero exit code.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import sys
 from gettext import gettext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from lossless import __version__
+from lossless.cli.state import CliState
 from lossless.errors import LosslessError
 from lossless.jsonable import to_jsonable
 
-if TYPE_CHECKING:
-    from lossless.config import Config
-    from lossless.engine.engine import Engine
+__all__ = ["COMMANDS", "CliState", "cli", "emit_json", "json_option", "state_of"]
 
 
 # Every top-level command: the module that defines it, and its one-line help
@@ -190,51 +188,6 @@ class _Group(click.Group):
         except BrokenPipeError:  # `lcm grep ... | head`
             sys.stderr.close()
             ctx.exit(0)
-
-
-@dataclasses.dataclass
-class CliState:
-    home: Path | None
-    _config: Config | None = None
-    _engine: Engine | None = None
-
-    def config(self, *, lenient: bool = False) -> Config:
-        """The configuration; a problem in it (a bad line of config.toml, a bad
-        LCM_* value) is an error naming it, unless ``lenient`` (``lcm status``,
-        ``doctor``, ``config show`` and ``mcp`` run on the valid settings and
-        report the problems)."""
-        if self._config is None:
-            from lossless.config import load_config
-
-            self._config = load_config(self.home, lenient=True)
-        if self._config.problems and not lenient:
-            from lossless.errors import ConfigError
-
-            first = self._config.problems[0]
-            more = len(self._config.problems) - 1
-            raise ConfigError(
-                f"{first.describe()}"
-                + (f" (and {more} more problem(s))" if more else "")
-                + "; `lcm config show` and `lcm doctor` still run and list them"
-            )
-        return self._config
-
-    def engine(self, *, lenient: bool = False) -> Engine:
-        if self._engine is None:
-            from lossless.cli.home import announce_new_store, prepare_home
-            from lossless.engine.engine import Engine
-
-            config = self.config(lenient=lenient)
-            new_store = prepare_home(config)
-            self._engine = Engine.open(config=config)
-            if new_store:
-                announce_new_store(config)
-        return self._engine
-
-    def close(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -651,58 +651,22 @@ def grep(
         since_ts = parse_since(since) if since else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
-    from lossless.search_scope import SearchScope
+    from lossless.cli.grep_command import run_grep
 
-    conversation_id = None if conversation is None else engine.resolve_conversation(conversation).id
-    searched = SearchScope(project=project, conversation_id=conversation_id, session_id=session)
-    hits = engine.grep(
+    run_grep(
+        engine,
         pattern,
-        mode=mode,  # type: ignore[arg-type]
-        scope=scope,  # type: ignore[arg-type]
-        conversation=conversation_id,
-        session_id=session,
+        mode=mode,
+        scope=scope,
+        conversation=conversation,
+        session=session,
         project=project,
         since=since_ts,
         limit=limit,
-        time_budget_s=time_budget,
-    )
-    if as_json:
-        emit_json(
-            {
-                "pattern": pattern,
-                "mode": mode,
-                "scope": searched.as_json(),
-                "hits": to_jsonable(hits),
-                "complete": hits.complete,
-                "scanned_until": hits.scanned_until,
-            }
-        )
-        return
-    if not hits.complete:
-        click.echo(
-            f"lcm grep: stopped at the time budget; messages older than "
-            f"{hits.scanned_until} were not searched (narrow with --since/--conversation, "
-            "or --time-budget 0 to search everything)",
-            err=True,
-        )
-    click.echo(f"searched {searched.describe()}", err=True)
-    if not hits:
-        click.echo("no matches", err=True)
-        return
-    print_table(
-        ["id", "conv", "role", "time", "covered by", "snippet"],
-        [
-            (
-                h.id,
-                h.conversation_id,
-                h.role or "summary",
-                h.created_at,
-                h.covering_summary_id or "",
-                h.snippet,
-            )
-            for h in hits
-        ],
-        max_width=100,
+        time_budget=time_budget,
+        as_json=as_json,
+        say=lambda line: click.echo(line, err=True),
+        emit=emit_json,
     )
 
 
@@ -1079,7 +1043,8 @@ def gc(ctx: click.Context, raw_days: float | None, dry_run: bool, as_json: bool)
     """Give back space: store old rows' repeated text once, compact the file.
 
     Parts and raw lines written in full by an older lossless are re-stored as
-    references to their message's text; with --raw-older-than, the raw
+    references to their message's text (on SQLite, raw lines are also packed
+    with the store's trained dictionary); with --raw-older-than, the raw
     transcript lines of older messages are dropped too. Nothing a message is
     made of is dropped. Example: lcm gc --raw-older-than 90 --dry-run
     """

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import click
-
 from lossless.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -49,6 +47,8 @@ def announce_new_store(config: Config) -> None:
 
     if not sys.stderr.isatty():
         return
+    import click
+
     origin = _origin(config)
     click.echo(
         f"lcm: note: no store was at {config.home} ({origin}): created a new, empty one. "

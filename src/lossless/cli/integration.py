@@ -87,9 +87,8 @@ def hook(
     "--idle",
     "idle_s",
     type=float,
-    default=60.0,
-    show_default=True,
-    help="Exit after this many seconds without work.",
+    default=None,
+    help="Exit after this many seconds without work (default: worker.idle_s, 60).",
 )
 @click.option(
     "--poll",
@@ -112,7 +111,7 @@ def hook(
 def worker(
     ctx: click.Context,
     once: bool,
-    idle_s: float,
+    idle_s: float | None,
     poll_s: float,
     lease_ttl_s: float | None,
     as_json: bool,
@@ -141,7 +140,9 @@ def worker(
             click.echo(f"lcm worker: {line}", err=True)
 
     report = Worker(state.engine(), log=say, lease_ttl_s=lease_ttl_s).run(
-        once=once, idle_s=idle_s, poll_s=poll_s
+        once=once,
+        idle_s=state.config().worker_idle_s if idle_s is None else idle_s,
+        poll_s=poll_s,
     )
     if as_json:
         emit_json(to_jsonable(report))

@@ -22,6 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from lossless.engine.expand_query_limits import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_QUERY_SECONDS,
+    DEFAULT_QUERY_TOKENS,
+    MAX_QUERY_SECONDS,
+)
 from lossless.errors import InputError, LosslessError
 from lossless.tokens import CHARS_PER_TOKEN
 
@@ -30,10 +36,6 @@ if TYPE_CHECKING:
     from lossless.models import Message, SearchHit
     from lossless.summarize.completion import LanguageModel
 
-DEFAULT_QUERY_TOKENS = 4_000
-DEFAULT_QUERY_SECONDS = 60.0
-MAX_QUERY_SECONDS = 180.0
-DEFAULT_CANDIDATES = 8
 ANSWER_MAX_OUTPUT_TOKENS = 1_024
 # Below this many seconds left after gathering evidence, no model call is
 # started: it could not finish, and the evidence is worth more than a timeout.

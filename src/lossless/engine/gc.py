@@ -4,7 +4,8 @@ Two steps, both keeping every message and part byte-exact:
 
 * rows written in full before text was stored once (migration 0010) are
   re-stored as references to their message's texts (``store_texts_once``;
-  on SQLite also content hashes recorded as hex text, kept as their bytes);
+  on SQLite also content hashes recorded as hex text, kept as their bytes,
+  and raw lines packed with the store's dictionary, migration 0015);
 * if asked, the raw transcript lines of messages older than N days are
   dropped: provenance (``lcm export``'s native lines, ``lcm verify``'s raw
   hashes) is then gone for them, their messages stay.

@@ -17,27 +17,53 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["message_hash", "part_hash", "raw_hash", "recorded", "stored"]
+__all__ = [
+    "message_digest",
+    "message_hash",
+    "part_digest",
+    "part_hash",
+    "raw_digest",
+    "raw_hash",
+    "recorded",
+    "stored",
+]
 
 _SEP = "\x1f"
 _NULL = "\x1e"
 
 
-def _hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+# The digests are what SQLite stores (``stored``'s bytes, without the hex text
+# in between: three hashes a message on every import); the hex hashes are
+# what PostgreSQL stores and what ``lcm verify`` compares.
+def message_digest(role: str, content: str) -> bytes:
+    return _digest(_SEP.join(("m", role, content)))
+
+
+def part_digest(
+    kind: str, text: str | None, tool_name: str | None, tool_call_id: str | None
+) -> bytes:
+    fields = (kind, *(_NULL if f is None else f for f in (text, tool_name, tool_call_id)))
+    return _digest(_SEP.join(("p", *fields)))
+
+
+def raw_digest(raw: str) -> bytes:
+    return _digest(raw)
 
 
 def message_hash(role: str, content: str) -> str:
-    return _hex(_SEP.join(("m", role, content)))
+    return message_digest(role, content).hex()
 
 
 def part_hash(kind: str, text: str | None, tool_name: str | None, tool_call_id: str | None) -> str:
-    fields = (kind, *(_NULL if f is None else f for f in (text, tool_name, tool_call_id)))
-    return _hex(_SEP.join(("p", *fields)))
+    return part_digest(kind, text, tool_name, tool_call_id).hex()
 
 
 def raw_hash(raw: str) -> str:
-    return _hex(raw)
+    return raw_digest(raw).hex()
 
 
 def stored(hex_digest: str) -> bytes:

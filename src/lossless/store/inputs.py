@@ -39,9 +39,42 @@ def conversation(
     )
 
 
+def _all_storable(texts: list[str | None]) -> bool:
+    """True when no text holds what ``check_text`` refuses, found in one pass.
+
+    A message has a dozen text fields, almost always storable: one scan of
+    them joined replaces a dozen calls (~10% of an import's store time). A
+    lone surrogate stays lone when joined (Python never pairs them up), so
+    the joined text fails to encode exactly when one of the texts does.
+    """
+    joined = "".join([t for t in texts if t is not None])
+    if "\x00" in joined:
+        return False
+    if joined.isascii():
+        return True
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def new_messages(messages: Sequence[NewMessage]) -> None:
     """Every text field of the messages, their parts and native records; metadata is JSON."""
     for m in messages:
+        texts = [m.content, m.ingest_key, m.created_at]
+        for p in m.parts:
+            texts += (p.kind, p.text, p.tool_name, p.tool_call_id)
+        for r in m.native_records:
+            texts += (r.raw, r.native_key, r.record_type, r.source_path)
+        if _all_storable(texts):
+            if m.metadata is not None:
+                dumps_json(m.metadata)
+            for p in m.parts:
+                if p.metadata is not None:
+                    dumps_json(p.metadata)
+            continue
+        # Something is refused: the checks one by one name the field.
         check_text(m.content, "message content")
         check_text(m.ingest_key, "ingest key")
         check_text(m.created_at, "created_at")

@@ -79,6 +79,7 @@ def template_raw(raw: str, content: str, part_texts: Sequence[str | None]) -> st
     candidates.sort(key=lambda c: -len(c[1]))
     template = raw
     seen: set[str] = set()
+    used: list[tuple[str, str]] = []  # (marker, the escaped text it stands for)
     for key, text in candidates:
         if len(text) < MIN_SHARED_CHARS or text in seen:
             continue
@@ -86,11 +87,26 @@ def template_raw(raw: str, content: str, part_texts: Sequence[str | None]) -> st
         for tag, ascii_only in ((key, False), (key.upper(), True)):
             escaped = _escaped(text, ascii_only)
             if escaped in template:
-                template = template.replace(escaped, f"{_MARK}{tag}{_MARK}")
+                marker = f"{_MARK}{tag}{_MARK}"
+                template = template.replace(escaped, marker)
+                used.append((marker, escaped))
             if text.isascii():
                 break  # both escapings are the same
-    if template is raw or expand_raw(template, content, part_texts) != raw:
+    if template is raw or _rebuilt(template, used) != raw:
         return None
+    return template
+
+
+def _rebuilt(template: str, used: Sequence[tuple[str, str]]) -> str:
+    """``template`` with each marker put back as the text it replaced: what
+    ``expand_raw`` reads, without its per-marker parsing and re-escaping.
+
+    The check that a template is kept only when it rebuilds its line: markers
+    hold \x01, which neither the line nor an escaped text holds, so putting
+    them back in any order cannot touch anything else.
+    """
+    for marker, escaped in used:
+        template = template.replace(marker, escaped)
     return template
 
 

@@ -36,6 +36,7 @@ from typing import cast
 from lossless.injection import continues, neutralize, scan
 from lossless.injection_lines import flag_lines
 from lossless.summarize import identifiers as ids
+from lossless.summarize.line_kinds import LineKinds
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import TokenEstimator, estimate_tokens
@@ -83,49 +84,7 @@ _BULLET_RE = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 # `cat -n` / Claude Code Read gutters ("  14→", "14\t"): numbering, not content.
 _GUTTER_RE = re.compile(r"^\s*\d+(?:→|\t|\s\|)")
 _TAG_RE = re.compile(r"</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>")
-_ERROR_RE = re.compile(
-    r"\b(?:errors?|exception|traceback|failed|failing|failure|fatal|panic(?:ked)?|denied|"
-    r"refused|segfault|abort(?:ed)?|cannot|can't|couldn't|unable to|"
-    r"not found|no such file|timed? ?out|exit (?:code|status) [1-9]\d*|broken|crash(?:ed|es)?)\b"
-    r"|\w+(?:Error|Exception)\b|\bE\d{3,4}\b|\bHTTP [45]\d\d\b|\b[45]\d\d (?:Not|Internal|Bad)",
-    re.IGNORECASE,
-)
-# Tool output is full of code that merely *mentions* errors (`{:error, _}`,
-# `except ValueError`); there only report-shaped errors count.
-_ERROR_REPORT_RE = re.compile(
-    r"^\W*(?:error|fatal|panic|failed|failure)\b\s*[:!\[]|^\W*\w*(?:Error|Exception)\s*:"
-    r"|^\W*(?-i:[a-z_][\w]*\.)+(?-i:[A-Z]\w*):\s"  # qualified exception: `psycopg.errors.X: ...`
-    r"|(?-i:\bFAILED\b|\bERROR\b)|\bexit (?:code|status) [1-9]"
-    r"|\b(?:no such file or directory|permission denied|command not found|connection refused|"
-    r"timed out|segmentation fault|test(?:s)? failed|\d+ (?:failed|errors?)|does not exist|"
-    r"is not defined|no module named|undefined (?:column|table|variable|method|reference))\b"
-    r"|\bHTTP [45]\d\d\b",
-    re.IGNORECASE,
-)
-_CODE_RE = re.compile(
-    r"^(?:def|defp|defmodule|class|import|from|return|raise|throw|const|let|var|function|if|"
-    r"elif|else|for|while|assert|end|fn|pub|use|alias|case|when|try|catch|except|with|async|"
-    r"await|export|module|package|public|private|protected|static|struct|impl|match|switch|"
-    r"#include|@\w+)\b"
-    r"|[{(\[,;]$|->$|\bdo$|^[})\].|:]|^<[\w/!%]|\w=[{\"']|==|=~|=>|:=|!=|&&|\|\|"
-)
-_DECISION_STRONG_RE = re.compile(
-    r"\b(?:decided|decide|decision|we will|we'll|i will|i'll|let's|going to|instead(?: of)?|"
-    r"switch(?:ed|ing)? to|chose|choose|chosen|agreed|settled on|root cause|because|"
-    r"the fix|fixed|fixes|resolved|solved|conclusion|turns out|todo|next step|must|"
-    r"don't|do not|never|always|requirement|goal)\b",
-    re.IGNORECASE,
-)
-_DECISION_WEAK_RE = re.compile(
-    r"\b(?:should|plan|fix|implemented|added|removed|renamed|created|updated|changed|"
-    r"moved|deleted|works|working|passes|passed|so that|need(?:s|ed)? to|want(?:s|ed)?)\b",
-    re.IGNORECASE,
-)
 _URL_RE = ids.URL_RE
-_COMMAND_RE = re.compile(
-    rf"^\s*(?:[$❯%>]\s+|(?:sudo\s+)?(?:{ids.COMMAND_WORDS})\s+\S)"
-    r'|"(?:command|cmd)"\s*:\s*"|\b(?:command|cmd)=\S',
-)
 _CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
 _SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL_RE = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[^)]{0,40}\))")
@@ -133,6 +92,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?:%|ms|s|m|h|kb|mb|gb|k|x)?
 _BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{48,}")
 # `[\W_]` is every character `str.isalnum` rejects (`\w` is alnum and `_`).
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
+_NOT_ALNUM_BYTES = bytes(b for b in range(128) if not chr(b).isalnum())
 _FILLER_RE = re.compile(
     r"^(?:ok(?:ay)?|sure|thanks?(?: you)?|great|perfect|done|yes|no|got it|sounds good|"
     r"let me (?:check|look|see)(?: (?:at )?(?:that|this|it))?|continue|go on)[.!]*$",
@@ -251,7 +211,10 @@ def _is_noise(text: str) -> bool:
     stripped = (_TAG_RE.sub("", text) if "<" in text else text).strip()
     if len(stripped) < 4 or _FILLER_RE.match(stripped):
         return True
-    alnum = len(_NOT_ALNUM_RE.sub("", stripped))
+    if stripped.isascii():  # bytes drop the other characters in one C loop
+        alnum = len(stripped.encode("ascii").translate(None, _NOT_ALNUM_BYTES))
+    else:
+        alnum = len(_NOT_ALNUM_RE.sub("", stripped))
     if alnum / len(stripped) < 0.35:
         return True
     if len(stripped) < 48:
@@ -270,23 +233,21 @@ def _score(
     kinds: set[str] = set()
     score = 0.0
     without_urls = _URL_RE.sub(" ", text) if "://" in text else text
-    code = in_tool and bool(_CODE_RE.search(text))
-    error_line = bool(
-        (_ERROR_REPORT_RE if in_tool else _ERROR_RE).search(text)
-        and not (code and not _ERROR_REPORT_RE.match(text))
+    line = LineKinds(text)
+    code = in_tool and line.code()
+    error_line = (line.error_report() if in_tool else line.error()) and not (
+        code and not line.starts_error_report()
     )
     found = ids.extract(text, in_tool=in_tool, error_line=error_line, code=code)
     found_kinds = {kind for kind, _, _, _ in found}
     if error_line or "error" in found_kinds:
         kinds.add("error")
         score += 5
-    if _DECISION_STRONG_RE.search(text):
+    decision = line.decision()
+    if decision:
         kinds.add("decision")
-        score += 4
-    elif _DECISION_WEAK_RE.search(text):
-        kinds.add("decision")
-        score += 2
-    if _COMMAND_RE.search(text) or "command" in found_kinds:
+        score += decision
+    if line.command() or "command" in found_kinds:
         kinds.add("command")
         score += 3
     if "path" in found_kinds:
@@ -360,7 +321,7 @@ def _compact_json(line: str) -> str:
 
 def _split_units(line: str) -> list[str]:
     """One unit per line; long prose lines become one unit per sentence."""
-    if len(line) <= 200 or _COMMAND_RE.search(line) or line[:1] in "{[":
+    if len(line) <= 200 or LineKinds(line).command() or line[:1] in "{[":
         return [line]
     return [part.strip() for part in _SENTENCE_SPLIT_RE.split(line) if part.strip()]
 
@@ -563,7 +524,9 @@ def _read_lines(text: str, parsed: _Parsed) -> list[_Event]:
         if section is not None or line == ids.SECTION_TITLE:
             events.append(("section", section or ("", []), len(blocks) - 1, False))
             continue
-        line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
+        if line[:1].isdigit():  # a gutter starts with a digit (the line is stripped)
+            line = _GUTTER_RE.sub("", line, count=1).strip()
+        line = _compact_json(line)
         if not line or _PURE_TAG_RE.match(line):
             continue
         block = blocks[-1]

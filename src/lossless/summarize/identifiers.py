@@ -157,6 +157,14 @@ _MARKER_WORDS = frozenset(
 )
 
 _KEY_RE = re.compile(r"\b\w+=")
+# Compiled once: ``re.search(pattern, ...)`` looks its pattern up in a cache on
+# every call, which the per-line helpers below paid thousands of times a chunk.
+_LETTER_RE = re.compile(r"[A-Za-z]")
+_VERSION_LIKE_RE = re.compile(r"v?\d[\d.]*")
+_PATH_MARK_RE = re.compile(r"[._\d-]")
+_CODE_SEPARATOR_RE = re.compile(r"[_-]")
+_KEYED_RE = re.compile(r"\b([A-Za-z_][\w.-]{0,30})=$")
+_ID_KEY_RE = re.compile(r"(?i)id$")
 _MAX_COMMAND = 80
 _MAX_ERROR = 80
 
@@ -214,7 +222,7 @@ _EXCEPTION_NEEDS = ("Error", "Exception", "Fault", "Failure")
 
 def is_path(candidate: str) -> bool:
     """Whether a PATH_RE match is a file path rather than `and/or` or a date."""
-    if _TS_RE.fullmatch(candidate) or not re.search(r"[A-Za-z]", candidate):
+    if _TS_RE.fullmatch(candidate) or not _LETTER_RE.search(candidate):
         return False
     if candidate.startswith(("/", "~", "./", "../")):
         return True
@@ -225,8 +233,8 @@ def is_path(candidate: str) -> bool:
         return True
     if _EXTENSION_RE.search(candidate):
         # `e.g` / `i.e` / `v1.2` are not file names.
-        return len(candidate) > 4 and not re.fullmatch(r"v?\d[\d.]*", candidate)
-    return "/" in candidate and bool(re.search(r"[._\d-]", candidate))
+        return len(candidate) > 4 and not _VERSION_LIKE_RE.fullmatch(candidate)
+    return "/" in candidate and bool(_PATH_MARK_RE.search(candidate))
 
 
 def _paths(text: str) -> list[str]:
@@ -272,7 +280,7 @@ def _errors(text: str, *, error_line: bool) -> list[tuple[str, str]]:
         out.append((message, message))
     for match in _CODE_RE.finditer(text) if _holds(text, _CODE_NEEDS) else ():
         code = match.group(0)
-        prefix = re.split(r"[_-]", code, maxsplit=1)[0]
+        prefix = _CODE_SEPARATOR_RE.split(code, maxsplit=1)[0]
         if error_line or prefix in _NAME_CODE_WORDS:
             out.append((code, code))
     if error_line:
@@ -309,12 +317,12 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
             continue
         before = text[max(0, match.start() - 24) : match.start()]
         after = text[match.end() : match.end() + 24]
-        keyed = re.search(r"\b([A-Za-z_][\w.-]{0,30})=$", before)
+        keyed = _KEYED_RE.search(before)
         nxt = _WORD_AFTER_RE.match(after)
         prev = _WORD_BEFORE_RE.search(before)
         if keyed:
             shown = f"{keyed.group(1)}={value}"
-            if not re.search(r"(?i)id$", keyed.group(1)):
+            if not _ID_KEY_RE.search(keyed.group(1)):
                 digits //= 2  # `latency_ms=1902` is a measurement, `request_id=` a handle
         elif nxt and nxt.group(1).lower() not in _STOP:
             shown = f"{value} {nxt.group(1)}"
@@ -339,7 +347,7 @@ def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
         out.extend(
             m.group(0)
             for m in _CODE_RE.finditer(text)
-            if re.split(r"[_-]", m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
+            if _CODE_SEPARATOR_RE.split(m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
         )
     if not in_tool and not code:
         # Names written in prose; code and tool output are full of them. The

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lossless.errors import (
@@ -31,8 +31,9 @@ from lossless.store.contract import (
     HashedRow,
     PartRewrite,
 )
-from lossless.store.hashing import message_hash, part_hash, raw_hash, recorded, stored
+from lossless.store.hashing import message_digest, part_digest, raw_digest, recorded
 from lossless.store.overview import build_listings, build_overviews
+from lossless.store.raw_packing import DICTIONARY_FORMAT, TRAIN_MIN_LINES, train
 from lossless.store.rows import (
     check_text,
     dumps_json,
@@ -40,10 +41,8 @@ from lossless.store.rows import (
 from lossless.store.sqlite.repository import (
     Repo,
     decode_json,
-    pack_raw,
     to_conversation,
     to_message,
-    unpack_raw,
 )
 from lossless.store.stored_once import (
     MIN_SHARED_CHARS,
@@ -355,7 +354,7 @@ class Messages(Repo):
                         s.created_at,
                         s.ingest_key,
                         dumps_json(m.metadata),
-                        stored(message_hash(m.role, m.content)),
+                        message_digest(m.role, m.content),
                     )
                     for s, m in zip(planned, planned_new, strict=True)
                 ],
@@ -456,7 +455,11 @@ class Messages(Repo):
             self._count(conversation_id, native_records=added)
         return added
 
-    def _insert_record_rows(self, rows_: Sequence[tuple[Any, ...]]) -> int:
+    def _insert_record_rows(self, rows_: Sequence[list[Any]]) -> int:
+        """Insert native_records rows, their raw lines (column 4) packed."""
+        pack = self._packer([row[4] for row in rows_])
+        for row in rows_:
+            row[4] = pack(row[4])
         # rowcount, not total_changes: what triggers write is not an addition.
         cursor = self.db.executemany(
             "INSERT OR IGNORE INTO native_records(conversation_id, message_id, native_key, "
@@ -465,6 +468,38 @@ class Messages(Repo):
             rows_,
         )
         return max(0, cursor.rowcount)
+
+    def _packer(self, lines: Sequence[str]) -> Callable[[str], str | bytes]:
+        """How to pack raw lines like ``lines`` now: with the store's dictionary,
+        trained from ``lines`` (and the lines stored last) when there is none
+        yet and they are enough.
+
+        Called inside the write transaction, so two writers cannot both train one.
+        """
+        packing = self.s.raw_packing
+        row = self.s._q1("SELECT id FROM raw_dictionaries ORDER BY id DESC LIMIT 1")
+        if row is not None:
+            dictionary_id = int(row["id"])
+            dictionary = packing.dictionary(dictionary_id)
+        else:
+            if len(lines) < TRAIN_MIN_LINES:
+                # A hook's few lines at a time: the lines stored before them
+                # say what the store's lines look like (a store holds few
+                # lines only until then: this runs until it holds enough).
+                earlier = self.s._q(
+                    "SELECT raw FROM native_records ORDER BY id DESC LIMIT ?", (TRAIN_MIN_LINES,)
+                )
+                lines = [*(packing.unpack(r["raw"]) for r in reversed(earlier)), *lines]
+            trained = train(lines)
+            if trained is None:
+                return lambda raw: packing.pack(raw, None, None)
+            dictionary = trained
+            cursor = self.db.execute(
+                "INSERT INTO raw_dictionaries(dictionary, created_at) VALUES (?, ?)",
+                (dictionary, utc_now_iso()),
+            )
+            dictionary_id = int(cursor.lastrowid or 0)
+        return lambda raw: packing.pack(raw, dictionary_id, dictionary)
 
     def _texts(self, message_ids: Sequence[int]) -> dict[int, tuple[str, list[str | None]]]:
         """Each message's content and part texts by ordinal (what templates refer to)."""
@@ -490,7 +525,7 @@ class Messages(Repo):
         texts = self._texts(templated) if templated else {}
         out = []
         for r in records:
-            raw = unpack_raw(r["raw"])
+            raw = self.s.raw_packing.unpack(r["raw"])
             if r["raw_template"]:
                 content, parts = texts[int(r["message_id"])]
                 raw = expand_raw(raw, content, parts)
@@ -677,10 +712,12 @@ class Messages(Repo):
             "WHERE message_id = ? AND raw_template = 1",
             [message_id],
         )
-        for r, raw in zip(records, self._raws(records), strict=True):
+        lines = self._raws(records)
+        pack = self._packer(lines)
+        for r, raw in zip(records, lines, strict=True):
             self.db.execute(
                 "UPDATE native_records SET raw = ?, raw_template = 0 WHERE id = ?",
-                (pack_raw(raw), r["id"]),
+                (pack(raw), r["id"]),
             )
         self.db.execute(
             "UPDATE message_parts SET text = (SELECT substr(m.content, text_start + 1, text_len) "
@@ -740,7 +777,7 @@ class Messages(Repo):
         with self.s._atomic():
             cur = self.db.execute(
                 "UPDATE native_records SET raw = ?, raw_hash = ?, raw_template = 0 WHERE id = ?",
-                (pack_raw(raw), stored(raw_hash(raw)), record_id),
+                (self._packer([raw])(raw), raw_digest(raw), record_id),
             )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no native record {record_id}")
@@ -764,30 +801,55 @@ class Messages(Repo):
                 parts,
             )
             changed += len(parts)
-            records = self.s._q(
-                "SELECT id, message_id, raw FROM native_records "
-                "WHERE conversation_id = ? AND raw_template = 0",
-                [conversation_id],
-            )
-            texts = self._texts([r["message_id"] for r in records if r["message_id"] is not None])
-            updates = []
-            for r in records:
-                raw = unpack_raw(r["raw"])
-                found = texts.get(r["message_id"]) if r["message_id"] is not None else None
-                template = template_raw(raw, *found) if found is not None else None
-                if template is not None:
-                    updates.append((pack_raw(template), 1, r["id"]))
-                elif isinstance(r["raw"], str) and pack_raw(raw) is not raw:
-                    updates.append((pack_raw(raw), 0, r["id"]))  # long enough to pack now
-            self.db.executemany(
-                "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
-            )
-            changed += len(updates)
+            changed += self._repack(conversation_id)
             # Hashes recorded as hex text (by migration 0007, or by a rewrite
             # before hashes were kept as bytes) stored as their 32 bytes.
             for sql in _HEX_HASHES_TO_BYTES:
                 changed += self.db.execute(sql, [conversation_id]).rowcount
         return changed
+
+    def _repack(self, conversation_id: int) -> int:
+        """Store the conversation's raw lines as appends store them now: as
+        templates where they repeat their message's texts, packed with the
+        store's dictionary (trained from these lines if there is none)."""
+        records = self.s._q(
+            "SELECT id, message_id, raw, raw_template FROM native_records "
+            "WHERE conversation_id = ?",
+            [conversation_id],
+        )
+        texts = self._texts(
+            [
+                r["message_id"]
+                for r in records
+                if r["message_id"] is not None and not r["raw_template"]
+            ]
+        )
+        lines: list[tuple[Any, str, bool]] = []
+        for r in records:
+            line = self.s.raw_packing.unpack(r["raw"])  # a template, where raw_template
+            templated = bool(r["raw_template"])
+            found = texts.get(r["message_id"]) if not templated else None
+            template = template_raw(line, *found) if found is not None else None
+            if template is not None:
+                line, templated = template, True
+            lines.append((r, line, templated))
+        pack = self._packer([line for _, line, _ in lines])
+        updates = []
+        for r, line, templated in lines:
+            stored_as = r["raw"]
+            if (
+                isinstance(stored_as, bytes)
+                and stored_as[:1] == bytes((DICTIONARY_FORMAT,))
+                and templated == bool(r["raw_template"])
+            ):
+                continue  # packed as appends pack (a dictionary is never replaced)
+            packed = pack(line)
+            if packed != stored_as or templated != bool(r["raw_template"]):
+                updates.append((packed, int(templated), r["id"]))
+        self.db.executemany(
+            "UPDATE native_records SET raw = ?, raw_template = ? WHERE id = ?", updates
+        )
+        return len(updates)
 
     def drop_native_records(self, *, created_before: str, dry_run: bool = False) -> int:
         where = (
@@ -846,7 +908,7 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
         p.tool_name,
         p.tool_call_id,
         dumps_json(p.metadata),
-        stored(part_hash(p.kind, p.text, p.tool_name, p.tool_call_id)),
+        part_digest(p.kind, p.text, p.tool_name, p.tool_call_id),
         start,
         None if start is None else len(p.text or ""),
     )
@@ -854,22 +916,23 @@ def _part_row(message_id: int, ordinal: int, p: NewPart, content: str) -> tuple[
 
 def _record_row(
     conversation_id: int, message_id: int | None, r: NewNativeRecord, message: NewMessage | None
-) -> tuple[Any, ...]:
-    """A native_records row; a line of ``message`` as a template where it repeats its texts."""
+) -> list[Any]:
+    """A native_records row, its raw line (column 4) not packed yet; a line of
+    ``message`` as a template where it repeats its texts."""
     template = (
         template_raw(r.raw, message.content, [p.text for p in message.parts])
         if message is not None
         else None
     )
-    return (
+    return [
         conversation_id,
         message_id,
         r.native_key,
         r.record_type,
-        pack_raw(r.raw if template is None else template),
+        r.raw if template is None else template,
         r.source_path,
         r.line_no,
         r.byte_offset,
-        stored(raw_hash(r.raw)),
+        raw_digest(r.raw),
         0 if template is None else 1,
-    )
+    ]

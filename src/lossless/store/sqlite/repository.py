@@ -1,14 +1,14 @@
 """What every SQLite repository shares: its base class and row decoding.
 
-Raw lines of at least ``PACK_MIN_CHARS`` characters are stored zlib-packed
-(see ``pack_raw``); everything else about a row is mapped by ``lossless.store.rows``.
+Raw lines are stored packed (``lossless.store.raw_packing``); everything
+else about a row is mapped by ``lossless.store.rows``.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lossless.models import (
@@ -29,34 +29,13 @@ def decode_json(text: str | None) -> JSON | None:
     return None if text is None else json.loads(text)
 
 
-# A native record is a transcript line kept for provenance and export, never
-# searched. What is left of it once the texts it repeats are references
-# (``lossless.store.stored_once``) is stored zlib-compressed from 512
-# characters on (a BLOB in its TEXT column; short rows, and rows written
-# before, are text and read as they are). Measured on the real transcripts
-# (11 MB): 512 instead of 4,096 took the store from 1.49x to 1.20x its input
-# for no import CPU time that stood out of the run-to-run noise (0.84, 0.79,
-# 0.83 s for 4,096, 1,024, 512); zlib's per-call set-up only dominates on
-# shorter rows.
-PACK_MIN_CHARS = 512
-
-
-def pack_raw(raw: str) -> str | bytes:
-    if len(raw) < PACK_MIN_CHARS:
-        return raw
-    return zlib.compress(raw.encode("utf-8"), 1)
-
-
-def unpack_raw(value: str | bytes) -> str:
-    return value if isinstance(value, str) else zlib.decompress(value).decode("utf-8")
-
-
-def register_hash_functions(db: sqlite3.Connection) -> None:
+def register_hash_functions(db: sqlite3.Connection, unpack: Callable[[str | bytes], str]) -> None:
     """The content-hash functions migration 0007 and rewrites use in SQL
-    (the same definitions as ``lossless.store.hashing``)."""
+    (the same definitions as ``lossless.store.hashing``); ``unpack`` reads a
+    stored raw line (``lossless.store.raw_packing``)."""
     db.create_function("lcm_message_hash", 2, message_hash, deterministic=True)
     db.create_function("lcm_part_hash", 4, part_hash, deterministic=True)
-    db.create_function("lcm_raw_hash", 1, lambda raw: raw_hash(unpack_raw(raw)), deterministic=True)
+    db.create_function("lcm_raw_hash", 1, lambda raw: raw_hash(unpack(raw)), deterministic=True)
     # Hex text to the bytes SQLite keeps (``hashing.stored``); bytes and NULL pass.
     db.create_function(
         "lcm_stored_hash",

@@ -37,6 +37,7 @@ from lossless.store.migrations import (
     pending_migrations,
     split_statements,
 )
+from lossless.store.raw_packing import RawPacker
 from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
@@ -86,6 +87,8 @@ class SQLiteStore:
         self._readers = ReadConnections(self._connect_reader)
         # Per model: the vectors searched in memory (see store.sqlite.vectors).
         self.vector_matrices: dict[str, Any] = {}
+        #: Packs raw lines with the store's dictionary (migration 0015).
+        self.raw_packing = RawPacker(self._raw_dictionaries)
         #: Why this store cannot be written (a read-only home), or None.
         self.read_only: str | None = None
         if str(self.path) != ":memory:":
@@ -139,7 +142,7 @@ class SQLiteStore:
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
-            register_hash_functions(self._db)
+            register_hash_functions(self._db, self.raw_packing.unpack)
             register_search_functions(self._db)
             register_vector_functions(self._db)
             if self.read_only:
@@ -304,6 +307,14 @@ class SQLiteStore:
         if self._db.in_transaction:
             with suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
+        # A dictionary read inside the rolled-back transaction may be gone.
+        self.raw_packing.forget()
+
+    def _raw_dictionaries(self) -> dict[int, bytes]:
+        return {
+            int(r["id"]): bytes(r["dictionary"])
+            for r in self._q("SELECT id, dictionary FROM raw_dictionaries")
+        }
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -333,7 +344,7 @@ class SQLiteStore:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         db.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        register_hash_functions(db)
+        register_hash_functions(db, self.raw_packing.unpack)
         register_search_functions(db)
         register_vector_functions(db)
         return db

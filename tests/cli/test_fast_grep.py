@@ -1,0 +1,201 @@
+"""``lcm grep`` without click (``cli/fast_grep.py``) prints what click's command prints.
+
+Its table of options is held to the click command's; every command line it
+reads is answered byte for byte as click's command answers it (same store,
+same environment); every one it should not read is left to click.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from lossless.cli import fast_grep
+from lossless.cli.app import cli, load_all_commands
+from lossless.config import load_config
+from lossless.engine.engine import Engine
+
+
+def test_options_restate_the_click_command() -> None:
+    load_all_commands()
+    assert isinstance(cli, click.Group)
+    command = cli.commands["grep"]
+    options: dict[str, tuple[str, Any]] = {}
+    arguments = []
+    for param in command.params:
+        if isinstance(param, click.Argument):
+            arguments.append((param.name, param.required, param.nargs, param.type))
+            continue
+        assert isinstance(param, click.Option) and param.name is not None
+        kind: Any
+        if param.is_flag:
+            kind = "flag"
+        elif isinstance(param.type, click.Choice):
+            kind = tuple(param.type.choices)
+        elif isinstance(param.type, click.IntRange):
+            assert (param.type.min, param.type.max, param.type.min_open) == (1, None, False)
+            kind = "count"
+        elif isinstance(param.type, click.FloatRange):
+            assert (param.type.min, param.type.max, param.type.min_open) == (0, None, False)
+            kind = "seconds"
+        else:
+            assert param.type == click.STRING, param.name
+            kind = "text"
+        for name in [*param.opts, *param.secondary_opts]:
+            options[name] = (param.name, kind)
+    assert arguments == [("pattern", True, 1, click.STRING)]
+    assert options == fast_grep.OPTIONS
+    # What click passes the command when no option is given.
+    given = command.make_context("grep", ["x"]).params
+    assert given == {"pattern": "x", **fast_grep.DEFAULTS}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("fast-grep")
+    with Engine.open(config=load_config(root / "lcm", env={})) as engine:
+        for session, project, text in (
+            ("s-1", "billing", "the billing service listens on port 8443"),
+            ("s-1", "billing", "port 8443 is behind the proxy; billing retries 3 times"),
+            ("s-2", "search", "the search index is rebuilt nightly; not billing"),
+        ):
+            engine.conversation(session, project=project).ingest(
+                [{"role": "user", "content": text}]
+            )
+    yield root / "lcm"
+
+
+# Each is answered by fast_grep and compared with click's command.
+READ = [
+    ["grep", "billing"],
+    ["grep", "billing", "--json"],
+    ["grep", "port 8443", "--limit", "1"],
+    ["grep", "--limit=1", "billing", "--json"],
+    ["grep", "billing", "-n", "1", "--scope", "messages"],
+    ["grep", "billing", "--mode", "full_text", "--json"],
+    ["grep", "billing", "--project=search"],
+    ["grep", "billing", "--conversation", "1", "--since", "7d"],
+    ["grep", "b.ll+ing", "-c", "s-2", "--time-budget", "0.5"],
+    ["grep", "billing", "--session", "s-2", "--time-budget=0", "--json"],
+    ["grep", "nothing like it"],
+    ["grep", "billing", "-c", "no-such-conversation"],  # an error: exit 1
+    ["grep", "(unclosed"],  # a pattern that is not a regex: exit 1
+]
+
+
+def _fast(args: list[str], env: dict[str, str]) -> tuple[int | None, str, str]:
+    """fast_grep.run on UTF-8 streams of its own, in this process."""
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(2))
+    saved = sys.stdout, sys.stderr, dict(os.environ)
+    sys.stdout, sys.stderr = out, err
+    os.environ.update(env)
+    try:
+        code = fast_grep.run(args)
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        os.environ.clear()
+        os.environ.update(saved[2])
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        texts.append(stream.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
+    return code, texts[0], texts[1]
+
+
+def test_prints_what_click_prints(home: Path) -> None:
+    env = {"LCM_HOME": str(home), "COLUMNS": "90"}
+    runner = CliRunner()
+    for args in READ:
+        code, out, err = _fast(args, env)
+        assert code is not None, args
+        by_click = runner.invoke(cli, args, env=env)
+        assert (code, out, err) == (by_click.exit_code, by_click.stdout, by_click.stderr), args
+    # --home names the folder as LCM_HOME does; the hits are real ones.
+    code, out, _ = _fast(["--home", str(home), "grep", "8443", "--json"], {})
+    assert code == 0 and len(json.loads(out)["hits"]) == 2
+
+
+def test_runs_without_click(home: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from lossless.cli import main; main(sys.argv[1:]); "
+            "print('click' in sys.modules, file=sys.stderr)",
+            "grep",
+            "8443",
+            "--limit=1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home), "LCM_HOME": str(home)},
+    )
+    assert "port [8443] is behind the proxy" in done.stdout
+    assert done.stderr.splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grep", "billing", "--help"],
+        ["grep", "-h"],
+        ["grep"],  # no pattern
+        ["grep", "a", "b"],  # two
+        ["grep", "billing", "-n5"],  # a short option run together with its value
+        ["grep", "billing", "-n=5"],
+        ["grep", "billing", "--limit", "0"],  # below its range
+        ["grep", "billing", "--limit", "+5"],  # click converts it; let it
+        ["grep", "billing", "--limit", "٣"],
+        ["grep", "billing", "--time-budget", "1e3"],
+        ["grep", "billing", "--mode", "REGEX"],
+        ["grep", "billing", "--limit", "2", "--limit", "3"],  # a repeat
+        ["grep", "billing", "--json=yes"],
+        ["grep", "billing", "--no-such-option"],
+        ["grep", "billing", "--project"],  # no value
+        ["grep", "billing", "--project", "-x"],
+        ["grep", "billing", "--project", ""],
+        ["grep", "--", "-billing"],
+        ["grep", "\x1b[31mbilling"],  # a control character
+        ["--version", "grep", "billing"],
+        ["status"],
+    ],
+)
+def test_leaves_the_rest_to_click(args: list[str]) -> None:
+    assert fast_grep.parse(args) is None
+
+
+def test_home_click_would_refuse_is_left_to_it(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    assert fast_grep.parse(["--home", str(a_file), "grep", "x"]) is None
+    assert fast_grep.parse([f"--home={a_file}", "grep", "x"]) is None
+    parsed = fast_grep.parse(["--home", str(tmp_path / "new"), "grep", "x", "-n", "3"])
+    assert parsed == (tmp_path / "new", {**fast_grep.DEFAULTS, "pattern": "x", "limit": 3})
+
+
+def test_a_since_click_would_refuse_is_left_to_it(home: Path) -> None:
+    env = {"LCM_HOME": str(home)}
+    assert fast_grep.parse(["grep", "x", "--since", "next tuesday"]) is not None
+    assert _fast(["grep", "x", "--since", "next tuesday"], env) == (None, "", "")
+    assert _fast(["grep", "x", "--since", "7d"], env)[0] == 0
+
+
+def test_a_stream_that_is_not_utf8_is_left_to_click(home: Path) -> None:
+    saved = sys.stdout
+    sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    try:
+        assert fast_grep.run(["--home", str(home), "grep", "billing"]) is None
+    finally:
+        sys.stdout = saved
