@@ -135,14 +135,17 @@ class RawPacker:
         self._primed: dict[tuple[int, bool], zlib._Compress] = {}
 
     def forget(self) -> None:
-        self._dictionaries.clear()
-        self._primed.clear()
+        # Replaced, not cleared: a thread reading a line between its load and
+        # its look-up keeps the dictionaries it loaded.
+        self._dictionaries = {}
+        self._primed = {}
 
     def dictionary(self, dictionary_id: int) -> bytes:
         found = self._dictionaries.get(dictionary_id)
         if found is None:
-            self._dictionaries = dict(self._load())
-            found = self._dictionaries.get(dictionary_id)
+            loaded = dict(self._load())
+            self._dictionaries = loaded
+            found = loaded.get(dictionary_id)
             if found is None:
                 raise LookupError(f"raw line packed with dictionary {dictionary_id}, not stored")
         return found
