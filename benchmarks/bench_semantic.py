@@ -29,15 +29,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import common
+
+T = TypeVar("T")
 
 QUESTIONS = [
     "What did we decide about the database migration?",
@@ -89,7 +93,7 @@ def child_backlog() -> dict[str, Any]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def build_latency_store(home: Path, size: int) -> float:
+def build_latency_store(home: Path, size: int, from_store: Path | None = None) -> float:
     """``size`` generated agent messages (``bench_import``'s corpus, as ``bench_grep``
     uses), imported as ``lcm import`` does, each with a random unit vector.
 
@@ -97,17 +101,27 @@ def build_latency_store(home: Path, size: int) -> float:
     matter to the full-text half, hence the realistic corpus (an earlier
     version drew 12 words from a vocabulary of 10, so every query word was
     in most messages: full text ranked 70,000 rows a query, which no store
-    of real history does). Returns the seconds the build took.
+    of real history does). With ``from_store`` (a store ``bench_grep
+    --keep`` built from the same corpus) that store is copied instead of
+    importing again (1,000,000 messages import in ~13 minutes here) and the
+    vectors are added to the copy. Returns the seconds the build took.
     """
     import bench_import
-    import numpy as np
 
     from lossless import Engine
-    from lossless.store.contract import NewVector
 
     start = time.perf_counter()
+    if from_store is not None:
+        (home / "lcm").mkdir(parents=True, exist_ok=True)
+        with (
+            sqlite3.connect(from_store) as source,
+            sqlite3.connect(home / "lcm" / "lcm.db") as copy,
+        ):
+            source.backup(copy)  # a consistent copy, WAL included
+        with Engine.open(home / "lcm") as engine:
+            add_random_vectors(engine)
+        return time.perf_counter() - start
     corpus = bench_import.write_corpus(home / "corpus", size, files=max(1, size // 5_000))
-    rng = np.random.default_rng(7)
     with Engine.open(home / "lcm") as engine:
         importer = engine.importer(defer_substring_index=True)
         for path in corpus.files:
@@ -115,29 +129,91 @@ def build_latency_store(home: Path, size: int) -> float:
             if result.error:
                 raise SystemExit(f"import of {path} failed: {result.error}")
         engine.build_search_index()
-        store = engine.store
-        model = engine.config.semantic_model
-        last = 0
-        while True:
-            pending = store.vectors.pending(model, limit=5_000, after_message_id=last)
-            if not pending:
-                break
-            raw = rng.standard_normal((len(pending), 384)).astype(np.float32)
-            raw /= np.linalg.norm(raw, axis=1, keepdims=True)
-            with store.transaction() as tx:
-                tx.vectors.add(
-                    model,
-                    [
-                        NewVector(p.kind, p.ref, 0, p.conversation_id, tuple(row.tolist()))
-                        for p, row in zip(pending, raw, strict=True)
-                    ],
-                )
-            last = max(int(p.ref) for p in pending if p.kind == "message")
+        add_random_vectors(engine)
     shutil.rmtree(home / "corpus", ignore_errors=True)
     return time.perf_counter() - start
 
 
-def child_latency(size: int, keep: str | None) -> dict[str, Any]:
+def add_random_vectors(engine: Any) -> None:
+    """One random unit vector (chunk 0) for every stored item without a vector."""
+    import numpy as np
+
+    from lossless.store.contract import NewVector
+
+    rng = np.random.default_rng(7)
+    store = engine.store
+    model = engine.config.semantic_model
+    last = 0
+    while True:
+        pending = store.vectors.pending(model, limit=5_000, after_message_id=last)
+        if not pending:
+            break
+        raw = rng.standard_normal((len(pending), 384)).astype(np.float32)
+        raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+        with store.transaction() as tx:
+            tx.vectors.add(
+                model,
+                [
+                    NewVector(p.kind, p.ref, 0, p.conversation_id, tuple(row.tolist()))
+                    for p, row in zip(pending, raw, strict=True)
+                ],
+            )
+        last = max([last, *(int(p.ref) for p in pending if p.kind == "message")])
+
+
+PLANTED = 40
+"""Messages per benchmark question given a vector near the question's."""
+
+
+def plant_answers(engine: Any, home: Path, questions: Sequence[str]) -> int:
+    """Give ``PLANTED`` random messages per question a second chunk whose vector
+    is near that question's (cosine 0.3-0.6, as LoCoMo's questions and their
+    evidence turns score: 0.18-0.52 from the 10th to the 90th percentile).
+
+    With random vectors alone no message passes the semantic floor, so the
+    vector side of a search would find nothing to describe or fuse: a real
+    store's search does that work. Done once per kept store (a marker file).
+    """
+    import numpy as np
+
+    from lossless.embeddings.loader import load_embedder
+    from lossless.store.contract import NewVector
+
+    marker = home / "planted-answers"
+    if marker.exists():
+        return 0
+    store = engine.store
+    model = engine.config.semantic_model
+    embedder = load_embedder(model)
+    rng = np.random.default_rng(13)
+    top = store.stats().messages
+    rows: list[NewVector] = []
+    for question in questions:
+        q = np.asarray(embedder.query(question), dtype=np.float64)
+        ids = [int(i) for i in rng.integers(1, top + 1, PLANTED)]
+        for message in store.messages.get_many(ids):
+            other = rng.standard_normal(q.shape[0])
+            other -= (other @ q) * q
+            other /= np.linalg.norm(other)
+            near = rng.uniform(0.3, 0.6)
+            vector = near * q + np.sqrt(1 - near * near) * other
+            rows.append(
+                NewVector("message", str(message.id), 1, message.conversation_id, tuple(vector))
+            )
+    with store.transaction() as tx:
+        added = tx.vectors.add(model, rows)
+    marker.write_text(f"{added}\n")
+    return added
+
+
+def _timed(step: Callable[[], T]) -> tuple[T, tuple[float, float]]:
+    """``step()``'s result and its (wall, CPU) milliseconds."""
+    start, start_cpu = time.perf_counter(), common.cpu_seconds()
+    result = step()
+    return result, ((time.perf_counter() - start) * 1000, (common.cpu_seconds() - start_cpu) * 1000)
+
+
+def child_latency(size: int, keep: str | None, from_store: str | None = None) -> dict[str, Any]:
     import bench_grep
 
     from lossless import Engine
@@ -150,8 +226,9 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
         build_s = 0.0
         if not (home / "lcm" / "lcm.db").exists():
             home.mkdir(parents=True, exist_ok=True)
-            build_s = build_latency_store(home, size)
+            build_s = build_latency_store(home, size, Path(from_store) if from_store else None)
         with Engine.open(home / "lcm") as engine:
+            planted = plant_answers(engine, home, questions)
             store = engine.store
             model = engine.config.semantic_model
             messages = store.stats().messages
@@ -163,10 +240,11 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
             rss_loaded = common.self_peak_rss_mb()
             total: list[float] = []
             cpu: list[float] = []
-            embed: list[float] = []
-            nearest: list[float] = []
-            fused: list[float] = []
-            lexical: list[float] = []
+            embed: list[tuple[float, float]] = []
+            nearest: list[tuple[float, float]] = []
+            fused: list[tuple[float, float]] = []
+            lexical: list[tuple[float, float]] = []
+            by_meaning: list[int] = []
             for round_ in range(3):
                 for question in questions:
                     start, start_cpu = time.perf_counter(), common.cpu_seconds()
@@ -175,30 +253,38 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
                     cpu.append((common.cpu_seconds() - start_cpu) * 1000)
                     if not hits.hybrid:
                         raise SystemExit(f"search was not hybrid: {hits.semantic}")
-                    start = time.perf_counter()
-                    vector = embedder.query(question)
-                    embed.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    store.vectors.nearest(model, vector, limit=50)
-                    nearest.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    search_all(store, question, semantic=QueryVector(model, vector))
-                    fused.append((time.perf_counter() - start) * 1000)
-                    start = time.perf_counter()
-                    search_all(store, question)
-                    lexical.append((time.perf_counter() - start) * 1000)
+                    by_meaning.append(sum(1 for h in hits if "semantic" in h.matched))
+                    # The parts, one after another (CPU beside wall: on a
+                    # shared machine wall time is mostly other people's work).
+                    vector, ms = _timed(lambda q=question: embedder.query(q))
+                    embed.append(ms)
+                    nearest.append(
+                        _timed(lambda v=vector: store.vectors.nearest(model, v, limit=50))[1]
+                    )
+                    semantic = QueryVector(model, vector)
+                    fused.append(
+                        _timed(lambda q=question, v=semantic: search_all(store, q, semantic=v))[1]
+                    )
+                    lexical.append(_timed(lambda q=question: search_all(store, q))[1])
                 del round_
             return {
                 "size": messages,
                 "build_s": build_s,
+                "planted_now": planted,
+                "semantic_hits_p50": common.median(by_meaning),
                 "first_search_ms": first_ms,
                 "p50_ms": common.median(total),
                 "p95_ms": common.percentile(total, 95),
                 "cpu_p50_ms": common.median(cpu),
-                "embed_p50_ms": common.median(embed),
-                "nearest_p50_ms": common.median(nearest),
-                "fusion_p50_ms": common.median(fused),
-                "lexical_p50_ms": common.median(lexical),
+                "embed_p50_ms": common.median([w for w, _ in embed]),
+                "nearest_p50_ms": common.median([w for w, _ in nearest]),
+                "fusion_p50_ms": common.median([w for w, _ in fused]),
+                "lexical_p50_ms": common.median([w for w, _ in lexical]),
+                "embed_cpu_p50_ms": common.median([c for _, c in embed]),
+                "nearest_cpu_p50_ms": common.median([c for _, c in nearest]),
+                "fusion_cpu_p50_ms": common.median([c for _, c in fused]),
+                "lexical_cpu_p50_ms": common.median([c for _, c in lexical]),
+                "load_average": os.getloadavg()[0],
                 "vectors_mb": rss_loaded - rss_before_search,
                 "rss_after_first_search_mb": rss_loaded,
                 "peak_rss_mb": common.self_peak_rss_mb(),
@@ -206,6 +292,86 @@ def child_latency(size: int, keep: str | None) -> dict[str, Any]:
     finally:
         if not keep:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def child_pruning(locomo_home: str, size: int) -> dict[str, Any]:
+    """The pruned vector scan against the exact one at ``size`` real-ish vectors.
+
+    Real: LoCoMo's turns as stored by ``bench_locomo.py --home`` (centred
+    multilingual-e5, int8) and its questions embedded by the real model
+    (every 10th). Real-ish filler up to ``size``, half of each kind: (a)
+    draws from a Gaussian with the real vectors' mean and covariance (their
+    spread across directions, which is what sign codes depend on), (b) a
+    real turn plus such a draw at a third of its length (near-duplicates,
+    as agents repeat themselves). Embedding 100,000 texts for real would take
+    an hour of CPU here. Reports the share of the exact top 10 / top 50 the
+    pruned scan returns, per rescored share, and the milliseconds of each.
+    """
+    import numpy as np
+
+    from lossless import Engine
+    from lossless.embeddings.loader import load_embedder
+    from lossless.store import vector_matrix
+    from lossless.store.vector_matrix import MatrixRow, VectorMatrix
+
+    data = json.loads((common.DATA / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
+    questions = [qa["question"] for sample in data for qa in sample["qa"]][::10]
+    with Engine.open(Path(locomo_home) / "lcm") as engine:
+        model = engine.config.semantic_model
+        real = engine.store.vectors._matrix(model)  # type: ignore[attr-defined]
+        blobs = np.asarray(real._rows[: len(real)], dtype=np.float32)
+        embedder = load_embedder(model)
+        queries = [np.asarray(embedder.query(q), dtype=np.float32) for q in questions]
+    units = blobs / np.linalg.norm(blobs, axis=1, keepdims=True)
+    rng = np.random.default_rng(11)
+    mean = units.mean(axis=0)
+    spread = np.linalg.cholesky(np.cov(units, rowvar=False) + 1e-6 * np.eye(units.shape[1]))
+    filler = size - len(units)
+    gaussian = mean + rng.standard_normal((filler // 2, units.shape[1])) @ spread.T
+    parents = units[rng.integers(0, len(units), filler - filler // 2)]
+    jitter = mean + rng.standard_normal((len(parents), units.shape[1])) @ spread.T
+    jitter *= (np.linalg.norm(parents, axis=1) / np.linalg.norm(jitter, axis=1) / 3)[:, None]
+    everything = np.concatenate([units, gaussian, parents + jitter])
+    everything /= np.linalg.norm(everything, axis=1, keepdims=True)
+    rng.shuffle(everything[len(units) :])
+
+    def rows() -> list[MatrixRow]:
+        out = []
+        for i, v in enumerate(everything):
+            scaled = np.round(v * 127 / np.abs(v).max()).astype(np.int8)
+            out.append(MatrixRow(i + 1, "message", str(i + 1), i % 20, scaled.tobytes(), 0, i))
+        return out
+
+    built = rows()
+    exact = VectorMatrix(exact_rows=None)
+    exact.extend(built)
+    results: dict[str, Any] = {"rows": len(everything), "real": len(units), "queries": len(queries)}
+    timings: list[float] = []
+    want10, want50 = [], []
+    for q in queries:
+        start = time.perf_counter()
+        want50.append(exact.best(q, 50))
+        timings.append((time.perf_counter() - start) * 1000)
+        want10.append(want50[-1][:10])
+    results["exact_ms"] = common.median(timings)
+    for share in (0.02, vector_matrix.RESCORED_SHARE, 0.10):
+        pruned = VectorMatrix(exact_rows=0, rescored_share=share)
+        pruned.extend(built)
+        kept10, kept50, ms = [], [], []
+        for q, top10, top50 in zip(queries, want10, want50, strict=True):
+            start = time.perf_counter()
+            got = pruned.best(q, 50)
+            ms.append((time.perf_counter() - start) * 1000)
+            refs = {h[1] for h in got}
+            kept50.append(len(refs & {h[1] for h in top50}) / 50)
+            kept10.append(len({h[1] for h in got[:10]} & {h[1] for h in top10}) / 10)
+        results[f"share {share:.2f}"] = {
+            "top10_kept": float(np.mean(kept10)),
+            "top10_worst": float(np.min(kept10)),
+            "top50_kept": float(np.mean(kept50)),
+            "ms_p50": common.median(ms),
+        }
+    return results
 
 
 def _hide_semantic() -> None:
@@ -258,12 +424,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000])
-    parser.add_argument("--only", choices=["backlog", "latency", "import"], action="append")
+    parser.add_argument(
+        "--only", choices=["backlog", "latency", "import", "pruning"], action="append"
+    )
+    parser.add_argument(
+        "--locomo-home",
+        type=Path,
+        help="pruning: a store bench_locomo.py --home built and embedded (its real vectors)",
+    )
     parser.add_argument(
         "--keep",
         type=Path,
         help="latency: build each size's store under this folder (SIZE/) and keep it; "
         "a later run reuses it",
+    )
+    parser.add_argument(
+        "--from-store",
+        type=Path,
+        help="latency, with --keep: build a missing store by copying this lcm.db "
+        "(bench_grep --keep's, same corpus) and adding vectors, instead of importing",
     )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -271,8 +450,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind, *rest = args.child
         if kind == "backlog":
             common.emit(child_backlog())
+        elif kind == "pruning":
+            common.emit(child_pruning(rest[0], int(rest[1])))
         elif kind == "latency":
-            common.emit(child_latency(int(rest[0]), rest[1] if len(rest) > 1 else None))
+            common.emit(
+                child_latency(
+                    int(rest[0]),
+                    rest[1] if len(rest) > 1 else None,
+                    rest[2] if len(rest) > 2 else None,
+                )
+            )
         else:
             common.emit(child_import(rest[0] == "hidden"))
         return 0
@@ -281,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     common.print_machine()
     here = str(Path(__file__).resolve())
-    only = set(args.only or ["backlog", "latency", "import"])
+    only = set(args.only or ["backlog", "latency", "import"])  # pruning: when asked
     if "backlog" in only:
         r = common.run_child([here, "--child", "backlog"]).result
         rate = r["items"] / r["cpu_s"] if r["cpu_s"] else float("nan")
@@ -321,6 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             child = [here, "--child", "latency", str(size)]
             if args.keep:
                 child.append(str(args.keep / str(size)))
+                if args.from_store:
+                    child.append(str(args.from_store))
             r = common.run_child(child).result
             rows.append(
                 [
@@ -328,13 +517,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     r["p50_ms"],
                     r["p95_ms"],
                     r["cpu_p50_ms"],
-                    r["embed_p50_ms"],
-                    r["nearest_p50_ms"],
-                    r["fusion_p50_ms"],
-                    r["lexical_p50_ms"],
+                    f"{r['embed_p50_ms']:.1f} / {r.get('embed_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['nearest_p50_ms']:.1f} / {r.get('nearest_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['fusion_p50_ms']:.1f} / {r.get('fusion_cpu_p50_ms', float('nan')):.1f}",
+                    f"{r['lexical_p50_ms']:.1f} / {r.get('lexical_cpu_p50_ms', float('nan')):.1f}",
+                    r["semantic_hits_p50"],
                     r["first_search_ms"],
                     r["vectors_mb"],
                     r["peak_rss_mb"],
+                    r.get("load_average", float("nan")),
                 ]
             )
         common.print_table(
@@ -343,17 +534,49 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "search p50 ms",
                 "p95 ms",
                 "CPU p50 ms",
-                "query embed p50",
-                "vector scan p50",
-                "fusion (no embed) p50",
-                "full text only p50",
+                "query embed p50 wall / CPU",
+                "vector scan p50 wall / CPU",
+                "fusion (no embed) p50 wall / CPU",
+                "full text only p50 wall / CPU",
+                "hits by meaning p50",
                 "first search ms",
                 "first search MB",
                 "peak RSS MB",
+                "load (1 min)",
             ],
             rows,
             title="Engine.search in-process, hybrid (query embedding included)",
         )
+    if "pruning" in only:
+        if args.locomo_home is None:
+            print("--only pruning needs --locomo-home (bench_locomo.py --home's)", file=sys.stderr)
+            return 2
+        for size in args.sizes:
+            r = common.run_child([here, "--child", "pruning", str(args.locomo_home), str(size)])
+            r = r.result
+            shares = [k for k in r if k.startswith("share ")]
+            common.print_table(
+                [
+                    "rescored share",
+                    "exact top 10 kept",
+                    "worst query",
+                    "exact top 50 kept",
+                    "ms p50",
+                ],
+                [
+                    [
+                        k.removeprefix("share "),
+                        r[k]["top10_kept"],
+                        r[k]["top10_worst"],
+                        r[k]["top50_kept"],
+                        r[k]["ms_p50"],
+                    ]
+                    for k in shares
+                ],
+                title=f"pruned vector scan against the exact one ({r['exact_ms']:.1f} ms p50): "
+                f"{r['rows']:,} rows ({r['real']:,} real LoCoMo turns), {r['queries']} "
+                "real questions",
+            )
     if "import" in only:
         runs = {h: common.run_child([here, "--child", "import", h]) for h in ("shown", "hidden")}
         shown, hidden = runs["shown"].result, runs["hidden"].result

@@ -383,9 +383,15 @@ class LiteralGate:
 
     def meets_common(self, position: int, text: str) -> bool:
         """Whether ``text`` holds a string of each common set of the pattern at ``position``."""
-        return all(
-            any(o in text for o in options) for options in self._common_sets.get(position, ())
-        )
+        # Plain loops: asked for every candidate of every line, where the
+        # generators' frames cost more than the substring tests themselves.
+        for options in self._common_sets.get(position, ()):
+            for option in options:
+                if option in text:
+                    break
+            else:
+                return False
+        return True
 
     @property
     def always(self) -> tuple[int, ...]:

@@ -79,8 +79,8 @@ def test_command_table_matches_the_commands() -> None:
 def test_help_lists_every_command_without_loading_them(tmp_path: Path) -> None:
     output, modules = run_lcm(["--help"], tmp_path)
     loaded = [name for name in modules if name.startswith("lossless.cli.")]
-    # (fast_grep reads the arguments first; state is the commands' shared state)
-    assert loaded == ["lossless.cli.app", "lossless.cli.fast_grep", "lossless.cli.state"], loaded
+    # (fast_path reads the arguments first; state is the commands' shared state)
+    assert loaded == ["lossless.cli.app", "lossless.cli.fast_path", "lossless.cli.state"], loaded
     # The listing equals click's own from the fully loaded group.
     expected, modules = run_lcm(["--help"], tmp_path, load_all=True)
     assert "lossless.cli.map" in modules
@@ -96,7 +96,7 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     # A usual grep runs without click: neither the group nor any command
     # module (cli.home, cli.output, cli.state and cli.table are shared helpers).
     assert commands == [
-        "lossless.cli.fast_grep",
+        "lossless.cli.fast_path",
         "lossless.cli.grep_command",
         "lossless.cli.home",
         "lossless.cli.output",
@@ -157,6 +157,8 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
     assert "messages:      1" in output
     for heavy in ("lossless.summarize.extractive", "lossless.injection", "lossless.redact", "rich"):
         assert not loaded(heavy, modules), heavy
+    # nor click (cli/fast_path.py), nor any command module
+    assert not loaded("click", modules) and not loaded("lossless.cli.history", modules)
     _, modules = run_lcm(["describe", "1"], tmp_path, columns=300)
     assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
     # Its lines fit the terminal: nothing to wrap, so no textwrap either.

@@ -222,3 +222,26 @@ def test_search_all_ranks_history_and_memory_together(store: SQLiteStore) -> Non
     assert search_all(store, "flaky", limit=0) == []
     with pytest.raises(InputError):
         search_all(store, "?!")
+
+
+COVERAGE_TEXTS = [
+    "Running the migrations failed: migration 0015 is missing; tests passed",
+    "İstanbul STRASSE straße Größe ss s is sing singing sings dressed dress",
+    "parsers parse parsed parsing: the parser's parses, aswell as ing ed eds",
+    "静默 失败 飞书 — 東京 にいます 한국어 텍스트 rows row rowed",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", COVERAGE_TEXTS)
+def test_coverage_in_text_is_coverage_of_its_stemmed_terms(text: str) -> None:
+    from lossless.engine.recall import content_words, coverage, coverage_in, term_set
+
+    # Queries made of the text's own words, their stems, suffixed forms and strangers.
+    words = content_words(" ".join(COVERAGE_TEXTS))
+    forms = [*words, *(w + suffix for w in words for suffix in ("s", "ed", "ing", "ss"))]
+    forms += ["strasse", "istanbul", "i̇stanbul", "grösse", "the", "is", "s", "zzz"]
+    for start in range(0, len(forms), 3):
+        query = term_set(" ".join(forms[start : start + 5]))
+        assert coverage_in(query, text) == coverage(query, term_set(text)), (query, text)
+    assert coverage_in(frozenset(), text) == 0.0

@@ -182,3 +182,38 @@ def test_lcm_import_hands_the_embedding_backlog_to_the_worker(
             os.kill(report["worker_pid"], signal.SIGTERM)
     plain = CliRunner().invoke(cli, ["import", str(source), "--kind", "generic"])
     assert "to embed" not in plain.stderr  # nothing left: nothing said
+
+
+@needs_model
+def test_a_query_embedded_beside_the_full_text_search_ranks_as_one_embedded_first(
+    tmp_path: Path,
+) -> None:
+    from lossless.engine.search import PendingQueryVector, QueryVector, search_all
+
+    with _engine(tmp_path / "home") as engine:
+        embedder = loader.load_embedder(DEFAULT_MODEL)
+        # Stored by the query path (no batch model to load: this test is about search).
+        engine.store.vectors.add(
+            DEFAULT_MODEL,
+            [
+                NewVector("message", str(i), 0, 1, embedder.query(t))
+                for i, t in enumerate(STORY[:3], 1)
+            ],
+        )
+        for query in ("dog", "flaky import test"):
+            first = QueryVector(DEFAULT_MODEL, embedder.query(query))
+            now = "2026-12-01T00:00:00Z"
+            want = search_all(engine.store, query, semantic=first, now=now)
+            beside = PendingQueryVector(DEFAULT_MODEL, lambda q=query: embedder.query(q))
+            got = search_all(engine.store, query, semantic=beside, now=now)
+            assert got.hybrid and list(got) == list(want) and "semantic" in got[0].matched
+
+
+def test_a_query_embedding_that_fails_fails_the_search(tmp_path: Path) -> None:
+    from lossless.engine.search import PendingQueryVector, search_all
+
+    def broken() -> list[float]:
+        raise RuntimeError("the model's engine crashed")
+
+    with _engine(tmp_path / "home") as engine, pytest.raises(RuntimeError, match="crashed"):
+        search_all(engine.store, "flaky", semantic=PendingQueryVector(DEFAULT_MODEL, broken))

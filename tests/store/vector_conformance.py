@@ -189,3 +189,14 @@ class VectorConformance:
         assert store.vectors.neighbourhoods(M, [ids[2]], before=0, after=0) == {ids[2]: [around[2]]}
         assert store.vectors.neighbourhoods("other", [ids[2]], before=2, after=2) == {}
         assert store.vectors.neighbourhoods(M, [], before=2, after=2) == {}
+        # A message without a vector still has a neighbourhood; one embedded
+        # after a search appears in the next.
+        assert [
+            (n.offset, n.message_id)
+            for n in store.vectors.neighbourhoods(M, [ids[3]], before=1, after=1)[ids[3]]
+        ] == [(-1, ids[2]), (1, ids[4])]
+        store.vectors.add(M, [NewVector("message", str(ids[3]), 0, conv, unit(0, 1))])
+        assert [
+            (n.offset, n.message_id)
+            for n in store.vectors.neighbourhoods(M, [ids[3]], before=1, after=1)[ids[3]]
+        ] == [(-1, ids[2]), (0, ids[3]), (1, ids[4])]

@@ -48,10 +48,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     regex_cache.install()
     dataclass_cache.install()
     try:
-        from lossless.cli import fast_grep
+        from lossless.cli import fast_path
 
-        # The usual `lcm grep` runs without click (see cli/fast_grep.py).
-        code = fast_grep.run(args)
+        # The usual `lcm grep` and `lcm status` run without click (see cli/fast_path.py).
+        code = fast_path.run(args)
         if code is None:
             _load()(args=args, prog_name="lcm")
         elif code:

@@ -1,7 +1,7 @@
 """What ``lcm grep`` does once its arguments are read, without click.
 
 The click command (``cli/history.py``) and the click-free start of the
-common cases (``cli/fast_grep.py``) both run this, so they print the same.
+common cases (``cli/fast_path.py``) both run this, so they print the same.
 Where each writes to (``say`` for stderr's lines, ``emit`` for the JSON
 document) is theirs: click's ``echo`` for the one, plain writes for the other.
 """

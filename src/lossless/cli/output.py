@@ -188,25 +188,30 @@ def wrapped(
     it is printed as it is."""
     import click
 
-    width = output_width()
-    prefix = " " * indent if isinstance(indent, int) else indent
-    if width is not None and len(text) > width:
-        # Only here: textwrap compiles its word-splitting patterns at import
-        # (~2 ms of `lcm status`, whose lines mostly fit or go to a pipe).
-        import textwrap
-
-        text = textwrap.fill(
-            text,
-            width=width,
-            subsequent_indent=prefix,
-            break_on_hyphens=False,
-            drop_whitespace=True,
-        )
+    text = fit_terminal(text, indent=indent)
     colour = STATUS_STYLES.get(status or "")
     if colour and not os.environ.get("NO_COLOR"):
         # click.echo drops the colour when the stream is not a terminal.
         text = click.style(text, fg=colour.split()[-1], bold="bold" in colour)
     click.echo(text, err=err)
+
+
+def fit_terminal(text: str, *, indent: int | str = 0) -> str:
+    """``text`` wrapped to the terminal as ``wrapped`` prints it (as it is when piped)."""
+    width = output_width()
+    if width is None or len(text) <= width:
+        return text
+    # Only here: textwrap compiles its word-splitting patterns at import
+    # (~2 ms of `lcm status`, whose lines mostly fit or go to a pipe).
+    import textwrap
+
+    return textwrap.fill(
+        text,
+        width=width,
+        subsequent_indent=" " * indent if isinstance(indent, int) else indent,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    )
 
 
 def clipped(text: str) -> str:

@@ -1,7 +1,7 @@
 """What a command shares while it runs: the data folder, its settings, the open engine.
 
 Apart from ``cli/app.py`` (which builds the click group) so that the commands
-run without click (``cli/fast_grep.py``) hold the same state.
+run without click (``cli/fast_path.py``) hold the same state.
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ def semantic_status(store: Store, config: Config, *, with_progress: bool = True)
     return SemanticStatus(model, None, store.vectors.progress(model) if with_progress else None)
 
 
-def _chunks_of(item: EmbeddingSource, max_chars: int) -> list[str]:
+def chunks_of(item: EmbeddingSource, max_chars: int) -> list[str]:
+    """The texts of ``item`` that get a vector, in order (chunk 0 first)."""
     if item.kind == "message":
         return chunk_text(item.text, max_chars, MESSAGE_CHUNKS, until=prose_end(item.text))
     if item.kind != "file":
@@ -171,7 +172,7 @@ def embed_backlog(
         rows: list[NewVector] = []
         known: dict[tuple[str, bytes], tuple[float, ...]] = {}
         for item in items:
-            chunks = _chunks_of(item, embedder.spec.max_chars)
+            chunks = chunks_of(item, embedder.spec.max_chars)
             if not chunks:
                 rows.append(NewVector(item.kind, item.ref, 0, item.conversation_id, None))
             for number, chunk in enumerate(chunks):

@@ -304,15 +304,16 @@ class Engine:
         """
         from lossless.embeddings.loader import SemanticUnavailable, load_embedder
         from lossless.engine.embedding import semantic_status
-        from lossless.engine.search import QueryVector, search_all
+        from lossless.engine.search import PendingQueryVector, search_all
 
         status = semantic_status(self.store, self.config)
         note = status.describe()
-        vector: QueryVector | None = None
+        vector: PendingQueryVector | None = None
         if status.active and semantic:
             try:
                 embedder = load_embedder(self.config.semantic_model)
-                vector = QueryVector(embedder.spec.name, embedder.query(query))
+                # Embedded beside the full-text search (``PendingQueryVector``).
+                vector = PendingQueryVector(embedder.spec.name, lambda: embedder.query(query))
             except SemanticUnavailable as exc:
                 note = str(exc)
         elif status.active:

@@ -22,13 +22,14 @@ this fusion beats it (docs/benchmarks.md). Each hit says why it was found:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from lossless.engine.recall import coverage, term_set
+from lossless.engine.recall import coverage_in, term_set
 from lossless.errors import InputError
 from lossless.models import Conversation, SearchHit
 from lossless.store.contract import EmbeddingKind, GrepQuery, Repositories
@@ -80,6 +81,38 @@ class QueryVector:
 
     model: str
     vector: tuple[float, ...]
+
+
+class PendingQueryVector:
+    """A query's embedding, computed in a thread while the full-text half runs.
+
+    The model's C engine releases the GIL for the whole forward pass, so on
+    two cores a hybrid search waits for the longer of embedding and full-text
+    search rather than their sum (``search_all`` asks for the vector only
+    once its full-text candidates are in). An error is raised where the
+    vector is asked for, as if it had been computed there.
+    """
+
+    def __init__(self, model: str, compute: Callable[[], Sequence[float]]) -> None:
+        self.model = model
+        self._compute = compute
+        self._vector: tuple[float, ...] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="lcm-query-vector", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._vector = tuple(self._compute())
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> QueryVector:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._vector is not None
+        return QueryVector(self.model, self._vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +182,7 @@ def search_all(
     include_history: bool = True,
     include_memory: bool = True,
     files_home: Path | None = None,
-    semantic: QueryVector | None = None,
+    semantic: QueryVector | PendingQueryVector | None = None,
     weights: FusionWeights = DEFAULT_FUSION,
     now: str | None = None,
 ) -> SearchResults:
@@ -178,7 +211,7 @@ def search_all(
     if semantic is not None:
         _semantic(
             repos,
-            semantic,
+            semantic if isinstance(semantic, QueryVector) else semantic.result(),
             project,
             conversation_id,
             wanted,
@@ -187,8 +220,10 @@ def search_all(
             weights,
             found,
         )
-        _describe_vector_only(repos, found)
+    # Each conversation read once per search (the describing and the scoring both ask).
     conversations: dict[int, Conversation | None] = {}
+    if semantic is not None:
+        _describe_vector_only(repos, found, conversations)
     stamp = _parse(now or utc_now_iso())
     hits: list[UnifiedHit] = []
     for c in found.values():
@@ -241,7 +276,7 @@ def _relative(values: Sequence[float]) -> list[float]:
 def _lexical_score(
     weights: FusionWeights, query_terms: frozenset[str], text: str, bm25: float
 ) -> float:
-    words = coverage(query_terms, term_set(text))
+    words = coverage_in(query_terms, text)
     return weights.coverage_share * words + (1 - weights.coverage_share) * bm25
 
 
@@ -407,13 +442,17 @@ def _in_context(
             c.cosine = max(c.cosine if c.cosine is not None else -1.0, scores[int(ref)])
 
 
-def _describe_vector_only(repos: Repositories, found: dict[tuple[str, str], _Candidate]) -> None:
-    """Text, time and place of the candidates the full-text search did not return."""
+def _describe_vector_only(
+    repos: Repositories,
+    found: dict[tuple[str, str], _Candidate],
+    conversations: dict[int, Conversation | None],
+) -> None:
+    """Text, time and place of the candidates the full-text search did not return
+    (``conversations``: the ones read so far, by id; added to)."""
     bare = [c for c in found.values() if not c.from_text]
     message_ids = [int(c.id) for c in bare if c.kind == "message"]
     messages = {str(m.id): m for m in repos.messages.get_many(message_ids)} if message_ids else {}
     covering = repos.summaries.covering(message_ids) if message_ids else {}
-    conversations: dict[int, Conversation | None] = {}
 
     def place(c: _Candidate) -> None:
         if c.conversation_id is None:

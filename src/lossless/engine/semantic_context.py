@@ -57,36 +57,55 @@ def context_cosines(
         for n in hood:
             if n.message_id not in rows:
                 rows[n.message_id] = len(vectors)
-                vectors.append(np.asarray(n.vector, dtype=np.float32))
+                vectors.append(n.vector)
     if not vectors:
         return {}
     ids = list(rows)
-    units = np.stack(vectors)
+    # A last row of zeros stands for a missing neighbour: weight 0, cosine -1.
+    # One conversion of them all (one per vector cost ~2 ms for 600).
+    units = np.zeros((len(vectors) + 1, len(vectors[0])), dtype=np.float32)
+    units[:-1] = np.array(vectors, dtype=np.float32)
     norms = np.linalg.norm(units, axis=1)
-    usable = norms > 0
-    units[usable] /= norms[usable, None]
+    usable = (norms > 0).tolist()
+    units /= np.where(norms > 0, norms, 1.0)[:, None]
     q = np.asarray(query, dtype=np.float32)
     alone = units @ q
+    alone[-1] = -1.0
+    missing = len(vectors)
     wanted = tuple(offsets)
-    scores: dict[int, float] = {}
+    # One row per message to score: its own row, then one per context weight.
+    members: list[list[int]] = []
+    mix_weights: list[list[float]] = []
+    scored: set[int] = set()
     for hood in hoods.values():
         at = {n.offset: rows[n.message_id] for n in hood if usable[rows[n.message_id]]}
         for centre in wanted:
             own = at.get(centre)
-            if own is None or ids[own] in scores:
+            if own is None or ids[own] in scored:
                 continue
-            members, mix_weights = [own], [1.0]
+            scored.add(ids[own])
+            row, row_weights = [own], [1.0]
             for delta, weight in weights:
                 near = at.get(centre + delta)
-                if near is not None:
-                    members.append(near)
-                    mix_weights.append(weight)
-            mix = np.asarray(mix_weights, dtype=np.float32) @ units[members]
-            length = float(np.linalg.norm(mix))
-            if length <= 0:
-                continue
-            own_cosine = float(alone[own])
-            lent = max((float(alone[r]) for r in members[1:]), default=-1.0)
-            cap = max(own_cosine, lent - LEND_MARGIN)
-            scores[ids[own]] = max(own_cosine, min(float(mix @ q) / length, cap))
+                row.append(missing if near is None else near)
+                row_weights.append(0.0 if near is None else weight)
+            members.append(row)
+            mix_weights.append(row_weights)
+    if not members:
+        return {}
+    # All at once: a numpy call per message cost a search at 100,000 messages ~10 ms.
+    index = np.asarray(members)
+    mixes = np.einsum("cm,cmd->cd", np.asarray(mix_weights, dtype=np.float32), units[index])
+    lengths = np.linalg.norm(mixes, axis=1)
+    mixed = mixes @ q
+    own_cosines = alone[index[:, 0]]
+    lent = alone[index[:, 1:]].max(axis=1) if index.shape[1] > 1 else np.full(len(index), -1.0)
+    caps = np.maximum(own_cosines, lent - LEND_MARGIN)
+    scores: dict[int, float] = {}
+    for c, own in enumerate(index[:, 0].tolist()):
+        length = float(lengths[c])
+        if length <= 0:
+            continue
+        own_cosine = float(own_cosines[c])
+        scores[ids[own]] = max(own_cosine, min(float(mixed[c]) / length, float(caps[c])))
     return scores

@@ -54,9 +54,9 @@ TRAIN_MIN_LINES: Final = 64
 # the copy's cost grows with the window and the hash table: a 4 KiB window
 # and the smallest table (memLevel 1) keep it at ~10 us a line for the same
 # size as the largest. Long lines need the large table (memLevel 1 packs
-# Claude Code's lines 25% worse) and a full window, and their deflate time
-# dwarfs the copy. Measured on the generated set and the real transcripts;
-# the decoder's 32 KiB window reads either.
+# the real transcripts' lines 10-16% worse) and a full window, and their
+# deflate time dwarfs the copy. Measured on the generated set and the real
+# transcripts; the decoder's 32 KiB window reads either.
 _WINDOW_BYTES: Final = 4096
 _SHORT = (6, 12, 1)  # level, window bits, memLevel
 _LONG = (3, 15, 8)
@@ -135,14 +135,17 @@ class RawPacker:
         self._primed: dict[tuple[int, bool], zlib._Compress] = {}
 
     def forget(self) -> None:
-        self._dictionaries.clear()
-        self._primed.clear()
+        # Replaced, not cleared: a thread reading a line between its load and
+        # its look-up keeps the dictionaries it loaded.
+        self._dictionaries = {}
+        self._primed = {}
 
     def dictionary(self, dictionary_id: int) -> bytes:
         found = self._dictionaries.get(dictionary_id)
         if found is None:
-            self._dictionaries = dict(self._load())
-            found = self._dictionaries.get(dictionary_id)
+            loaded = dict(self._load())
+            self._dictionaries = loaded
+            found = loaded.get(dictionary_id)
             if found is None:
                 raise LookupError(f"raw line packed with dictionary {dictionary_id}, not stored")
         return found

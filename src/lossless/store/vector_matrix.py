@@ -5,16 +5,17 @@ vector extension) and scans them here. The rows stay int8, as stored (384
 bytes each, a quarter of float32: 38 MB per 100,000 chunks), beside each
 row's inverse norm, so a score is the int8 row times the query, scaled.
 
-Up to ``EXACT_ROWS`` rows (today: always) every row is scored. Beyond, a full scan is
-memory-bound (100,000 float32 rows are 150 MB read per query, 13-17 ms on
-this project's machine), so each row also has a 384-bit code: the signs of
-its components minus the store's mean vector (centred: multilingual-e5's
-vectors share a large common direction, and signs taken around zero would
-say little). A query ranks every row by Hamming distance to its own code
-(six 64-bit words a row), keeps the ``RESCORED_PER_RESULT`` x ``limit``
-closest (at least ``MIN_RESCORED``), and scores those exactly from their int8
-rows. What that costs in recall against the exact scan is measured on real
-vectors (docs/benchmarks.md); every score returned is the exact cosine.
+Up to ``EXACT_ROWS`` rows every row is scored. Beyond, a full scan costs
+tens of milliseconds (100,000 int8 rows: ~25 ms here, a million ten times
+that), so each row also has a 384-bit code: the signs of its components
+minus the store's mean vector (centred: multilingual-e5's vectors share a
+large common direction, and signs taken around zero would say little). A
+query ranks every row by Hamming distance to its own code (six 64-bit words
+a row), keeps the closest ``RESCORED_SHARE`` of the rows (at least
+``RESCORED_PER_RESULT`` x ``limit`` and ``MIN_RESCORED``), and scores those
+exactly from their int8 rows. What that costs in recall against the exact
+scan is measured on real vectors and on 100,000 real-ish ones
+(docs/benchmarks.md); every score returned is the exact cosine.
 
 Buffers grow by doubling, so a store whose worker embeds between searches
 appends without copying every row each time. The matrix is loaded once per
@@ -29,15 +30,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from lossless.embeddings.models import DIMENSIONS
+from lossless.store.contract import MessageNeighbour
 
 KIND_CODES = {"message": 0, "summary": 1, "memory": 2, "file": 3}
 KIND_NAMES = {code: kind for kind, code in KIND_CODES.items()}
 
-EXACT_ROWS: int | None = None
-"""Up to this many rows every row is scored; beyond, codes prune first. None:
-always exact. Off until its recall is measured on real vectors at scale (on
-synthetic clustered vectors, rescoring 5 % of 6,000 rows kept 61 % of the
-exact top 10): the search stays exact, only the memory and copies shrink."""
+EXACT_ROWS: int | None = 20_000
+"""Up to this many rows every row is scored (a few ms); beyond, codes prune
+first. None: always exact."""
+RESCORED_SHARE = 0.05
+"""Rows scored exactly on the pruned path: this share of the rows, or
+``RESCORED_PER_RESULT`` x limit, or ``MIN_RESCORED``, whichever is most. On
+LoCoMo's real multilingual-e5 vectors 5 % kept 0.98 of the exact top 10; at
+100,000 real-ish vectors see docs/benchmarks.md (``bench_semantic.py --only
+pruning``)."""
 RESCORED_PER_RESULT = 40
 MIN_RESCORED = 2_000
 _WORDS = DIMENSIONS // 64
@@ -46,13 +52,16 @@ _FAR = DIMENSIONS + 1  # a Hamming distance no code reaches: a row left out
 
 @dataclass(frozen=True, slots=True)
 class MatrixRow:
-    """One stored chunk: the id of its row, what it belongs to, its int8 bytes."""
+    """One stored chunk: the id of its row, what it belongs to, its int8 bytes,
+    which chunk of its item it is, and (a message's) place in its conversation."""
 
     row_id: int
     kind: str
     ref: str
     conversation_id: int | None
     vector: bytes
+    chunk: int = 0
+    seq: int | None = None
 
 
 class VectorMatrix:
@@ -64,6 +73,7 @@ class VectorMatrix:
         *,
         rescored_per_result: int = RESCORED_PER_RESULT,
         min_rescored: int = MIN_RESCORED,
+        rescored_share: float = RESCORED_SHARE,
     ) -> None:
         import numpy as np
 
@@ -71,6 +81,7 @@ class VectorMatrix:
         self.exact_rows = exact_rows
         self.rescored_per_result = rescored_per_result
         self.min_rescored = min_rescored
+        self.rescored_share = rescored_share
         self._size = 0
         self._rows: Any = np.zeros((0, DIMENSIONS), dtype=np.int8)
         self._inverse_norms: Any = np.zeros(0, dtype=np.float32)
@@ -79,6 +90,12 @@ class VectorMatrix:
         # A message's ref is its id: kept as a number (a million refs as
         # strings and a dict of positions would cost hundreds of MB).
         self._message_ids: Any = np.zeros(0, dtype=np.int64)
+        # Chunk numbers and a message's seq: its neighbours' vectors are read
+        # from here, not from SQLite (at 100,000 messages that query cost a
+        # search ~13 ms).
+        self._chunks: Any = np.zeros(0, dtype=np.int16)
+        self._seqs: Any = np.zeros(0, dtype=np.int64)
+        self._by_place: Any | None = None  # (conversation << 32 | seq sorted, their rows)
         self._named_refs: dict[int, str] = {}
         self._named_positions: dict[tuple[str, str], list[int]] = {}
         self._sorted_messages: Any | None = None  # (ids sorted, their rows)
@@ -97,7 +114,7 @@ class VectorMatrix:
     def resident_bytes(self) -> int:
         """Memory held by the arrays (capacity included), for reports."""
         arrays = [self._rows, self._inverse_norms, self._kind_codes, self._conversations]
-        arrays += [self._message_ids]
+        arrays += [self._message_ids, self._chunks, self._seqs]
         if self._codes is not None:
             arrays.append(self._codes)
         return sum(int(a.nbytes) for a in arrays)
@@ -128,6 +145,8 @@ class VectorMatrix:
         self._conversations[start:end] = [
             -1 if r.conversation_id is None else r.conversation_id for r in rows
         ]
+        self._chunks[start:end] = [r.chunk for r in rows]
+        self._seqs[start:end] = [-1 if r.seq is None else r.seq for r in rows]
         ids = self._message_ids
         for offset, r in enumerate(rows):
             if r.kind == "message":
@@ -138,6 +157,7 @@ class VectorMatrix:
                 self._named_positions.setdefault((r.kind, r.ref), []).append(start + offset)
         self._size = end
         self._sorted_messages = None
+        self._by_place = None
         self.last_row_id = max(self.last_row_id, rows[-1].row_id)
         if self._codes is not None:
             if end >= 2 * self._coded_at:
@@ -163,6 +183,8 @@ class VectorMatrix:
         self._kind_codes = grown(self._kind_codes, -1)
         self._conversations = grown(self._conversations, -1)
         self._message_ids = grown(self._message_ids, -1)
+        self._chunks = grown(self._chunks)
+        self._seqs = grown(self._seqs, -1)
         if self._codes is not None:
             codes = np.zeros((_WORDS, capacity), dtype=np.uint64)
             codes[:, : self._size] = self._codes[:, : self._size]
@@ -202,12 +224,13 @@ class VectorMatrix:
             return kind, str(int(self._message_ids[index]))
         return kind, self._named_refs[index]
 
-    def _candidates(self, query: Any, allowed: Any | None, take: int) -> Any:
-        """Row indexes worth scoring exactly, at least ``take`` of them when there are."""
+    def _candidates(self, query: Any, allowed: Any | None, take: int) -> tuple[Any, bool]:
+        """Row indexes worth scoring exactly, at least ``take`` of them when there
+        are, and whether they are every row that ``allowed`` lets through."""
         np = self._np
         n = self._size
         if self.exact_rows is None or n <= self.exact_rows or take >= n:
-            return range(n) if allowed is None else np.flatnonzero(allowed[:n])
+            return (range(n) if allowed is None else np.flatnonzero(allowed[:n])), True
         if self._codes is None:
             self._build_codes()
         assert self._centre is not None and self._codes is not None
@@ -224,7 +247,8 @@ class VectorMatrix:
         # distance, not a partial sort of a million keys (5 ms against 12).
         counts = np.bincount(distance, minlength=_FAR + 1).cumsum()
         reach = min(int(np.searchsorted(counts, take)), _FAR - 1)
-        return np.flatnonzero(distance <= reach)
+        rows = np.flatnonzero(distance <= reach)
+        return rows, reach == _FAR - 1
 
     def scores_of(self, rows: Any, query: Any) -> Any:
         """Exact cosines of ``query`` (a float32 unit vector) with rows ``rows``."""
@@ -262,13 +286,42 @@ class VectorMatrix:
             return []
         q = np.asarray(query, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        take = max(self.min_rescored, self.rescored_per_result * limit)
+        take = max(
+            self.min_rescored,
+            self.rescored_per_result * limit,
+            int(self.rescored_share * len(self)),
+        )
         while True:
-            rows = self._candidates(q, allowed, take)
-            scores = self.scores_of(rows, q)
-            order = np.argsort(-scores, kind="stable")
+            rows, complete = self._candidates(q, allowed, take)
+            found = self._best_items(rows, self.scores_of(rows, q), limit, skip)
+            if len(found) >= limit or complete:
+                return found
+            # Short after skips and chunk duplicates: look further.
+            take *= 4
+
+    def _best_items(
+        self, rows: Any, scores: Any, limit: int, skip: set[tuple[str, str]] | None
+    ) -> list[tuple[str, str, int | None, float]]:
+        """The ``limit`` best distinct items among scored ``rows``, best first.
+
+        The order is that of a stable sort of every score (ties: lower row
+        first), but only the best few are sorted: a full argsort of 100,000
+        scores cost 25 ms a search, the partition ~1 ms. Widened when chunks
+        of one item and skipped items leave it short.
+        """
+        np = self._np
+        wanted = min(len(scores), max(4 * limit, 64))
+        while True:
+            if wanted < len(scores):
+                # Every row scoring at least the ``wanted``-th best, ties included,
+                # so the stable order of these is the full order's beginning.
+                kth = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
+                picked = np.flatnonzero(scores >= kth)
+            else:
+                picked = np.arange(len(scores))
+            order = picked[np.argsort(-scores[picked], kind="stable")]
             found: dict[tuple[str, str], tuple[str, str, int | None, float]] = {}
-            for at in order:
+            for at in order.tolist():
                 index = int(rows[at])  # a range or an index array
                 key = self._ref(index)
                 if key not in found and (skip is None or key not in skip):
@@ -281,10 +334,9 @@ class VectorMatrix:
                     )
                     if len(found) >= limit:
                         return list(found.values())
-            if len(rows) >= len(self) or take >= len(self):
+            if len(picked) >= len(scores):
                 return list(found.values())
-            # Short after skips and chunk duplicates: look further.
-            take *= 4
+            wanted *= 4
 
     def mask(self, kinds: Sequence[str], conversation_ids: Sequence[int] | None) -> Any | None:
         """Rows of the given kinds and, if given, conversations (None: every row).
@@ -347,3 +399,45 @@ class VectorMatrix:
             key = self._ref(i)
             out[key] = max(out.get(key, -1.0), float(score))
         return out
+
+    def neighbours(
+        self, origins: Sequence[tuple[int, int, int]], before: int, after: int
+    ) -> dict[int, list[MessageNeighbour]]:
+        """Around each origin (message id, conversation id, seq): the messages
+        from ``before`` earlier to ``after`` later in its conversation that have
+        a chunk-0 row, in seq order. Each vector is a view of its int8 row, not
+        a copy (600 copies a search cost ~1 ms)."""
+        np = self._np
+        if not origins or not self._size:
+            return {}
+        if self._by_place is None:
+            n = self._size
+            first = (self._kind_codes[:n] == KIND_CODES["message"]) & (self._chunks[:n] == 0)
+            first &= self._seqs[:n] >= 0
+            rows = np.flatnonzero(first)
+            # One sortable key per message: a conversation's seqs stay far below 2**32.
+            keys = (self._conversations[rows] << 32) | self._seqs[rows]
+            order = np.argsort(keys, kind="stable")
+            self._by_place = (keys[order], rows[order])
+        keys, rows = self._by_place
+        place = np.asarray([(c << 32) | s for _, c, s in origins], dtype=np.int64)
+        start = np.asarray([c << 32 for _, c, _ in origins], dtype=np.int64)
+        low = np.searchsorted(keys, np.maximum(place - before, start), side="left")
+        high = np.searchsorted(keys, place + after, side="right")
+        counts = (high - low).tolist()
+        taken = rows[np.concatenate([np.arange(a, b) for a, b in zip(low, high, strict=True)])]
+        seqs = self._seqs[taken].tolist()
+        ids = self._message_ids[taken].tolist()
+        flat = memoryview(self._rows.reshape(-1))  # rows as slices of one flat view
+        found: dict[int, list[MessageNeighbour]] = {}
+        at = 0
+        for (message_id, _, seq), count in zip(origins, counts, strict=True):
+            if count:
+                found[message_id] = [
+                    MessageNeighbour(
+                        seqs[i] - seq, ids[i], flat[r * DIMENSIONS : (r + 1) * DIMENSIONS]
+                    )
+                    for i, r in enumerate(taken[at : at + count].tolist(), at)
+                ]
+            at += count
+        return found

@@ -524,7 +524,9 @@ def _read_lines(text: str, parsed: _Parsed) -> list[_Event]:
         if section is not None or line == ids.SECTION_TITLE:
             events.append(("section", section or ("", []), len(blocks) - 1, False))
             continue
-        line = _compact_json(_GUTTER_RE.sub("", line, count=1).strip())
+        if line[:1].isdigit():  # a gutter starts with a digit (the line is stripped)
+            line = _GUTTER_RE.sub("", line, count=1).strip()
+        line = _compact_json(line)
         if not line or _PURE_TAG_RE.match(line):
             continue
         block = blocks[-1]

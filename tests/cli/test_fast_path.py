@@ -1,6 +1,7 @@
-"""``lcm grep`` without click (``cli/fast_grep.py``) prints what click's command prints.
+"""``lcm grep`` and ``status`` without click (``cli/fast_path.py``) print what
+click's commands print.
 
-Its table of options is held to the click command's; every command line it
+Its table of options is held to the click commands'; every command line it
 reads is answered byte for byte as click's command answers it (same store,
 same environment); every one it should not read is left to click.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,16 +22,17 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lossless.cli import fast_grep
+from lossless.cli import fast_path
 from lossless.cli.app import cli, load_all_commands
 from lossless.config import load_config
 from lossless.engine.engine import Engine
 
 
-def test_options_restate_the_click_command() -> None:
+@pytest.mark.parametrize("name", sorted(fast_path.OPTIONS))
+def test_options_restate_the_click_command(name: str) -> None:
     load_all_commands()
     assert isinstance(cli, click.Group)
-    command = cli.commands["grep"]
+    command = cli.commands[name]
     options: dict[str, tuple[str, Any]] = {}
     arguments = []
     for param in command.params:
@@ -51,13 +54,14 @@ def test_options_restate_the_click_command() -> None:
         else:
             assert param.type == click.STRING, param.name
             kind = "text"
-        for name in [*param.opts, *param.secondary_opts]:
-            options[name] = (param.name, kind)
-    assert arguments == [("pattern", True, 1, click.STRING)]
-    assert options == fast_grep.OPTIONS
+        for option in [*param.opts, *param.secondary_opts]:
+            options[option] = (param.name, kind)
+    argument = fast_path.ARGUMENT[name]
+    assert arguments == ([] if argument is None else [(argument, True, 1, click.STRING)])
+    assert options == fast_path.OPTIONS[name]
     # What click passes the command when no option is given.
-    given = command.make_context("grep", ["x"]).params
-    assert given == {"pattern": "x", **fast_grep.DEFAULTS}
+    given = command.make_context(name, [] if argument is None else ["x"]).params
+    assert given == {**({} if argument is None else {argument: "x"}), **fast_path.DEFAULTS[name]}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +79,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield root / "lcm"
 
 
-# Each is answered by fast_grep and compared with click's command.
+# Each is answered by fast_path and compared with click's command.
 READ = [
     ["grep", "billing"],
     ["grep", "billing", "--json"],
@@ -90,17 +94,21 @@ READ = [
     ["grep", "nothing like it"],
     ["grep", "billing", "-c", "no-such-conversation"],  # an error: exit 1
     ["grep", "(unclosed"],  # a pattern that is not a regex: exit 1
+    ["status"],
+    ["status", "--json"],
+    ["status", "--sizes"],
+    ["status", "--json", "--sizes"],
 ]
 
 
 def _fast(args: list[str], env: dict[str, str]) -> tuple[int | None, str, str]:
-    """fast_grep.run on UTF-8 streams of its own, in this process."""
+    """fast_path.run on UTF-8 streams of its own, in this process."""
     out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(2))
     saved = sys.stdout, sys.stderr, dict(os.environ)
     sys.stdout, sys.stderr = out, err
     os.environ.update(env)
     try:
-        code = fast_grep.run(args)
+        code = fast_path.run(args)
     finally:
         sys.stdout, sys.stderr = saved[0], saved[1]
         os.environ.clear()
@@ -169,33 +177,50 @@ def test_runs_without_click(home: Path) -> None:
         ["grep", "--", "-billing"],
         ["grep", "\x1b[31mbilling"],  # a control character
         ["--version", "grep", "billing"],
-        ["status"],
+        ["status", "extra"],
+        ["status", "--sizes", "--sizes"],
+        ["status", "--json=1"],
+        ["conversations"],
     ],
 )
 def test_leaves_the_rest_to_click(args: list[str]) -> None:
-    assert fast_grep.parse(args) is None
+    assert fast_path.parse(args) is None
 
 
 def test_home_click_would_refuse_is_left_to_it(tmp_path: Path) -> None:
     a_file = tmp_path / "file"
     a_file.write_text("")
-    assert fast_grep.parse(["--home", str(a_file), "grep", "x"]) is None
-    assert fast_grep.parse([f"--home={a_file}", "grep", "x"]) is None
-    parsed = fast_grep.parse(["--home", str(tmp_path / "new"), "grep", "x", "-n", "3"])
-    assert parsed == (tmp_path / "new", {**fast_grep.DEFAULTS, "pattern": "x", "limit": 3})
+    assert fast_path.parse(["--home", str(a_file), "grep", "x"]) is None
+    assert fast_path.parse([f"--home={a_file}", "grep", "x"]) is None
+    parsed = fast_path.parse(["--home", str(tmp_path / "new"), "grep", "x", "-n", "3"])
+    assert parsed == (
+        "grep",
+        tmp_path / "new",
+        {**fast_path.DEFAULTS["grep"], "pattern": "x", "limit": 3},
+    )
 
 
 def test_a_since_click_would_refuse_is_left_to_it(home: Path) -> None:
     env = {"LCM_HOME": str(home)}
-    assert fast_grep.parse(["grep", "x", "--since", "next tuesday"]) is not None
+    assert fast_path.parse(["grep", "x", "--since", "next tuesday"]) is not None
     assert _fast(["grep", "x", "--since", "next tuesday"], env) == (None, "", "")
     assert _fast(["grep", "x", "--since", "7d"], env)[0] == 0
+
+
+def test_status_that_click_would_print_otherwise_is_left_to_it(home: Path, tmp_path: Path) -> None:
+    """A line holding a terminal code (here: the data folder's name) is printed
+    by click's echo without it: status then prints nothing and leaves it to click."""
+    odd = tmp_path / "odd\x1b[1mhome"
+    shutil.copytree(home, odd)
+    assert _fast(["status"], {"LCM_HOME": str(odd)}) == (None, "", "")
+    by_click = CliRunner().invoke(cli, ["status"], env={"LCM_HOME": str(odd)})
+    assert by_click.exit_code == 0 and "oddhome" in by_click.stdout
 
 
 def test_a_stream_that_is_not_utf8_is_left_to_click(home: Path) -> None:
     saved = sys.stdout
     sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     try:
-        assert fast_grep.run(["--home", str(home), "grep", "billing"]) is None
+        assert fast_path.run(["--home", str(home), "grep", "billing"]) is None
     finally:
         sys.stdout = saved
