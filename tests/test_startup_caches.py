@@ -2,7 +2,10 @@
 import (regular expressions, the methods of its records) is kept for the next one.
 
 Each case runs in a fresh interpreter (the cache is per process, its file in
-a bytecode cache folder of the test's own).
+a bytecode cache folder of the test's own). That folder starts as a copy of one
+where everything the cases import was compiled once for the module, without
+the caches under test: compiling the standard library and the dependencies
+again for every case cost each one tens of seconds on a busy machine.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SAMPLE = (
     "token ghp_"
@@ -69,10 +75,28 @@ def cache_file(prefix: Path) -> Path:
     return found
 
 
-def test_the_second_process_compiles_nothing_and_redacts_the_same(tmp_path: Path) -> None:
-    first = run(tmp_path)
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bytecode folder holding everything the cases import, and none of the caches."""
+    folder = tmp_path_factory.mktemp("compiled")
+    run(folder)
+    run_dataclasses(folder)
+    run_literals(folder)
+    for kept in folder.rglob("*.marshal"):
+        kept.unlink()
+    return folder
+
+
+@pytest.fixture
+def prefix(compiled: Path, tmp_path: Path) -> Path:
+    """This case's own bytecode folder: a copy of ``compiled``."""
+    return Path(shutil.copytree(compiled, tmp_path / "pycache"))
+
+
+def test_the_second_process_compiles_nothing_and_redacts_the_same(prefix: Path) -> None:
+    first = run(prefix)
     assert first["seeded"] == 0 and first["added"] > 20
-    second = run(tmp_path)
+    second = run(prefix)
     assert second["seeded"] == first["added"] and second["added"] == 0
     # Only the run-time pattern (and none of lossless's) is compiled again.
     lossless = [p for p in second["compiled"] if p.startswith("lossless")]
@@ -82,24 +106,24 @@ def test_the_second_process_compiles_nothing_and_redacts_the_same(tmp_path: Path
     assert "ghp_a1B2" not in second["out"]
 
 
-def test_patterns_made_at_run_time_are_never_kept(tmp_path: Path) -> None:
-    run(tmp_path, marker="hunter2-password")
-    _header, entries = marshal.loads(cache_file(tmp_path).read_bytes())
+def test_patterns_made_at_run_time_are_never_kept(prefix: Path) -> None:
+    run(prefix, marker="hunter2-password")
+    _header, entries = marshal.loads(cache_file(prefix).read_bytes())
     assert entries and not any("hunter2" in pattern for pattern, _flags, _args in entries)
 
 
-def test_a_corrupt_file_is_a_miss(tmp_path: Path) -> None:
-    run(tmp_path)
-    path = cache_file(tmp_path)
+def test_a_corrupt_file_is_a_miss(prefix: Path) -> None:
+    run(prefix)
+    path = cache_file(prefix)
     path.write_bytes(b"\x00garbage")
-    again = run(tmp_path)
+    again = run(prefix)
     assert again["seeded"] == 0 and again["added"] > 20 and again["out"] != SAMPLE
-    assert run(tmp_path)["seeded"] == again["added"]
+    assert run(prefix)["seeded"] == again["added"]
 
 
-def test_nothing_is_written_when_bytecode_is_not(tmp_path: Path) -> None:
-    assert run(tmp_path, write=False)["added"] == 0
-    assert list(tmp_path.rglob("regex-cache.*")) == []
+def test_nothing_is_written_when_bytecode_is_not(prefix: Path) -> None:
+    assert run(prefix, write=False)["added"] == 0
+    assert list(prefix.rglob("regex-cache.*")) == []
 
 
 # --------------------------------------------------------------------------- dataclass code
@@ -136,17 +160,17 @@ def run_dataclasses(prefix: Path) -> dict[str, Any]:
     return python(_RUN_DATACLASSES, prefix)
 
 
-def test_dataclass_methods_are_compiled_once_and_behave_the_same(tmp_path: Path) -> None:
-    first = run_dataclasses(tmp_path)
+def test_dataclass_methods_are_compiled_once_and_behave_the_same(prefix: Path) -> None:
+    first = run_dataclasses(prefix)
     assert first["loaded"] == 0 and first["added"] == first["compiled"] > 10
-    second = run_dataclasses(tmp_path)
+    second = run_dataclasses(prefix)
     assert second["loaded"] == first["added"] and second["added"] == second["compiled"] == 0
     for key in ("repr", "frozen", "same", "hash"):
         assert second[key] == first[key], key
     assert second["frozen"] and second["same"] and second["hash"]
-    (path,) = tmp_path.rglob("dataclass-code.*.marshal")
+    (path,) = prefix.rglob("dataclass-code.*.marshal")
     path.write_bytes(b"not marshal")
-    assert run_dataclasses(tmp_path)["loaded"] == 0  # a corrupt file is a miss
+    assert run_dataclasses(prefix)["loaded"] == 0  # a corrupt file is a miss
 
 
 # --------------------------------------------------------------------------- literal sets
@@ -193,47 +217,47 @@ def literals_file(prefix: Path) -> Path:
     return found
 
 
-def test_the_detector_s_literal_sets_are_derived_once_and_scan_the_same(tmp_path: Path) -> None:
-    first = run_literals(tmp_path)
+def test_the_detector_s_literal_sets_are_derived_once_and_scan_the_same(prefix: Path) -> None:
+    first = run_literals(prefix)
     # ~120 detector patterns derived, plus the user's gate (derived every time).
     assert first["derived"] > 100
-    second = run_literals(tmp_path)
+    second = run_literals(prefix)
     assert second["derived"] == 1, "only the user's pattern is derived again"
     assert second["findings"] == first["findings"]
     assert any(first["findings"]) and not all(first["findings"])
-    _header, entries = marshal.loads(literals_file(tmp_path).read_bytes())
+    _header, entries = marshal.loads(literals_file(prefix).read_bytes())
     assert len(entries) == first["derived"] - 1
     assert not any("hunter2" in pattern for pattern, _flags, _spaces in entries)
 
 
 def test_kept_sets_are_used_only_under_the_same_interpreter_and_derivation(
-    tmp_path: Path,
+    prefix: Path,
 ) -> None:
-    honest = run_literals(tmp_path)
-    path = literals_file(tmp_path)
+    honest = run_literals(prefix)
+    path = literals_file(prefix)
     header, entries = marshal.loads(path.read_bytes())
     # Sets no text meets: a gate reading them runs no pattern, so only what is
     # found without the gates (zero-width characters inside words) remains.
     poisoned = {key: (frozenset({"\x00never\x00"}),) for key in entries}
     path.write_bytes(marshal.dumps((header, poisoned)))
-    blinded = run_literals(tmp_path)["findings"]
+    blinded = run_literals(prefix)["findings"]
     assert {kind for kinds in blinded for kind in kinds} <= {"encoded"}, blinded
     assert blinded != honest["findings"], "the kept sets are what the gates read"
     # The same file under another derivation (regex_literals.py changed) or
     # another interpreter: read as a miss, derived again, the honest findings.
     for other in ((*header[:2], header[2] + b"x"), ("3.0.0", *header[1:])):
         path.write_bytes(marshal.dumps((other, poisoned)))
-        again = run_literals(tmp_path)
+        again = run_literals(prefix)
         assert again["derived"] > 100 and again["findings"] == honest["findings"]
     # A changed pattern is a key the file does not hold: derived, not guessed.
     renamed = {(p + " ", f, s): v for (p, f, s), v in poisoned.items()}
     path.write_bytes(marshal.dumps((header, renamed)))
-    assert run_literals(tmp_path)["findings"] == honest["findings"]
+    assert run_literals(prefix)["findings"] == honest["findings"]
 
 
-def test_a_corrupt_literal_file_is_a_miss(tmp_path: Path) -> None:
-    honest = run_literals(tmp_path)
-    path = literals_file(tmp_path)
+def test_a_corrupt_literal_file_is_a_miss(prefix: Path) -> None:
+    honest = run_literals(prefix)
+    path = literals_file(prefix)
     header, entries = marshal.loads(path.read_bytes())
     for broken in (
         b"\x00garbage",
@@ -241,10 +265,10 @@ def test_a_corrupt_literal_file_is_a_miss(tmp_path: Path) -> None:
         marshal.dumps((header, dict.fromkeys(entries, "not sets"))),
     ):
         path.write_bytes(broken)
-        again = run_literals(tmp_path)
+        again = run_literals(prefix)
         assert again["derived"] > 100 and again["findings"] == honest["findings"]
 
 
-def test_no_literal_file_is_written_when_bytecode_is_not(tmp_path: Path) -> None:
-    assert run_literals(tmp_path, write=False)["derived"] > 100
-    assert list(tmp_path.rglob("regex-literals.*")) == []
+def test_no_literal_file_is_written_when_bytecode_is_not(prefix: Path) -> None:
+    assert run_literals(prefix, write=False)["derived"] > 100
+    assert list(prefix.rglob("regex-literals.*")) == []

@@ -46,6 +46,12 @@ def openers(
             monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
             # The appends of that code kept no conversation totals (0014).
             monkeypatch.setattr(sqlite_history.Messages, "_count", lambda *_a, **_k: None)
+            # Nor trained a dictionary for raw lines (0015): plain packing only.
+            monkeypatch.setattr(
+                sqlite_history.Messages,
+                "_packer",
+                lambda self, _lines: lambda raw: self.s.raw_packing.pack(raw, None, None),
+            )
             return SQLiteStore(path)
 
         yield old_sqlite, lambda: SQLiteStore(path)
