@@ -34,6 +34,11 @@ SUITE_ENV = {"LCM_SEMANTIC_ENABLED": "false"}
 if not SERVING:
     SUITE_ENV["LCM_HOOKS_SERVER"] = "false"
 os.environ.update(SUITE_ENV)
+# The commands fit their tables to COLUMNS when it is set; a test that wants a
+# width sets it. Inherited, it would cut every table the others read: a
+# shell's, or pytest-xdist's workers', which start with COLUMNS=80, LINES=24.
+for _inherited in ("COLUMNS", "LINES"):
+    os.environ.pop(_inherited, None)
 
 
 def _started_under(base: str) -> dict[int, str]:

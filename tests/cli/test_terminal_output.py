@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import pty
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,17 +43,23 @@ def run(home: Path, *args: str, columns: int | None = WIDTH, **env: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def home() -> Iterator[Path]:
     data = DATA
     if not data.is_dir():
         pytest.skip(f"real transcripts not found at {data} (../shared/data)")
-    where = tmp_path_factory.mktemp("terminal") / "home"
-    imported = run(
-        where, "import", "--complete", "-q", str(data / "claude-code"), str(data / "codex")
-    )
-    assert "claude-code" in imported
-    run(where, "remember", "--project", "/srv/app", "Deploys go through scripts/blue_green.sh")
-    return where
+    # A home at a short path of its own: some lines name a file in it whole
+    # (a path is never cut), and pytest's folders are longer under xdist.
+    scratch = Path(tempfile.mkdtemp(prefix="lcm-term-"))
+    where = scratch / "home"
+    try:
+        imported = run(
+            where, "import", "--complete", "-q", str(data / "claude-code"), str(data / "codex")
+        )
+        assert "claude-code" in imported
+        run(where, "remember", "--project", "/srv/app", "Deploys go through scripts/blue_green.sh")
+        yield where
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 COMMANDS: list[tuple[str, ...]] = [
