@@ -3,9 +3,10 @@
 This package (with its migrations) is the only code that speaks SQL to
 SQLite, one module per repository; this module holds the store itself. One
 connection per ``SQLiteStore`` serves its calls in turn (long scans read
-through connections of their own: ``store.sqlite.readers``); writes take the database's write lock up front
-(``BEGIN IMMEDIATE``) so concurrent processes queue on ``busy_timeout`` instead
-of failing half-way. WAL lets readers proceed while a writer works.
+through connections of their own: ``store.sqlite.readers``); writes take the
+database's write lock up front (``BEGIN IMMEDIATE``) so concurrent processes
+queue on ``busy_timeout`` instead of failing half-way. WAL lets readers
+proceed while a writer works.
 """
 
 from __future__ import annotations
