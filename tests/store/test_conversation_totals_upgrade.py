@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from tests.store.conformance import HISTORY_COUNTS, msg, recount_history
+from tests.store.old_code import plain_raw_packing
 
 from lossless.models import NewLargeFile, NewNativeRecord, NewPart, NewSummary
 from lossless.store.contract import Store
@@ -47,11 +48,7 @@ def openers(
             # The appends of that code kept no conversation totals (0014).
             monkeypatch.setattr(sqlite_history.Messages, "_count", lambda *_a, **_k: None)
             # Nor trained a dictionary for raw lines (0015): plain packing only.
-            monkeypatch.setattr(
-                sqlite_history.Messages,
-                "_packer",
-                lambda self, _lines: lambda raw: self.s.raw_packing.pack(raw, None, None),
-            )
+            plain_raw_packing(monkeypatch)
             return SQLiteStore(path)
 
         yield old_sqlite, lambda: SQLiteStore(path)

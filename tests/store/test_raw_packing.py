@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.store.old_code import plain_raw_packing
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart
 from lossless.store.hashing import raw_hash
@@ -174,7 +175,6 @@ def test_a_dictionary_rolled_back_is_not_used_again(tmp_path: Path) -> None:
 def test_a_store_from_before_0015_upgrades_and_gc_packs_its_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lossless.store.sqlite import history as sqlite_history
     from lossless.store.sqlite import store as sqlite_store
 
     path = tmp_path / "lcm.db"
@@ -182,11 +182,7 @@ def test_a_store_from_before_0015_upgrades_and_gc_packs_its_lines(
     before: list[Migration] = [m for m in every("lossless.store.sqlite") if m.version <= 14]
     monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
     # The code before 0015 packed lines from 512 characters on, without a dictionary.
-    monkeypatch.setattr(
-        sqlite_history.Messages,
-        "_packer",
-        lambda self, _lines: lambda raw: self.s.raw_packing.pack(raw, None, None),
-    )
+    plain_raw_packing(monkeypatch)
     long_line = json.dumps({"role": "tool", "content": "x", "pad": "y" * 600})
     old_lines = [*LINES[:150], long_line]
     with SQLiteStore(path) as old:
