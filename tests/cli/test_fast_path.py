@@ -213,14 +213,24 @@ def test_a_since_click_would_refuse_is_left_to_it(home: Path) -> None:
     assert _fast(["grep", "x", "--since", "7d"], env)[0] == 0
 
 
-def test_status_that_click_would_print_otherwise_is_left_to_it(home: Path, tmp_path: Path) -> None:
-    """A line holding a terminal code (here: the data folder's name) is printed
-    by click's echo without it: status then prints nothing and leaves it to click."""
+def test_status_prints_a_terminal_code_exactly_both_ways(home: Path, tmp_path: Path) -> None:
+    """A terminal code in what status shows (here: the data folder's name)
+    reaches a pipe as it is, from the fast path and from click's command
+    alike (click's echo used to strip it)."""
     odd = tmp_path / "odd\x1b[1mhome"
     shutil.copytree(home, odd)
-    assert _fast(["status"], {"LCM_HOME": str(odd)}) == (None, "", "")
+    code, out, err = _fast(["status"], {"LCM_HOME": str(odd)})
     by_click = CliRunner().invoke(cli, ["status"], env={"LCM_HOME": str(odd)})
-    assert by_click.exit_code == 0 and "oddhome" in by_click.stdout
+    assert (
+        (code, out, err)
+        == (by_click.exit_code, by_click.stdout, by_click.stderr)
+        == (
+            0,
+            out,
+            "",
+        )
+    )
+    assert "odd\x1b[1mhome" in out
 
 
 def test_a_stream_that_is_not_utf8_is_left_to_click(home: Path) -> None:

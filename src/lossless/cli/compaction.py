@@ -11,6 +11,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import clipped, print_table, wrapped
+from lossless.cli.shown import show
 from lossless.engine.compaction import CompactionPlan, CompactionResult, PassResult
 from lossless.errors import InputError
 from lossless.models import Conversation
@@ -343,13 +344,13 @@ def _print_messages(messages: list[dict[str, Any]], limit: int) -> None:
         click.echo(click.style(f"── {role}{extra} ──", bold=True))
         content = message.get("content")
         if isinstance(content, str):
-            click.echo(content if len(content) <= limit else content[: limit - 1] + "…")
+            show(content if len(content) <= limit else content[: limit - 1] + "…")
         elif isinstance(content, list):
             for block in content:
-                click.echo(_block_text(block, limit))
+                show(_block_text(block, limit))
         for call in message.get("tool_calls", []) or []:
             fn = call.get("function", {})
-            click.echo(f"[tool_call {fn.get('name')} {call.get('id')}] {fn.get('arguments')}")
+            show(f"[tool_call {fn.get('name')} {call.get('id')}] {fn.get('arguments')}")
         click.echo()
 
 
@@ -430,7 +431,7 @@ def context(
         return
     if assembled.system:
         click.echo(click.style("── system ──", bold=True))
-        click.echo(assembled.system[:width])
+        show(assembled.system[:width])
         click.echo()
     _print_messages(assembled.messages, width)
     wrapped(
@@ -488,4 +489,4 @@ def dag(ctx: click.Context, conversation: str, no_preview: bool, as_json: bool) 
     header, *tree = view.render(previews=not no_preview).splitlines()
     wrapped(header, indent=2)
     for line in tree:  # a tree line wrapped would break the tree: cut it instead
-        click.echo(clipped(line))
+        show(clipped(line))

@@ -10,9 +10,8 @@ a value click would reject or convert, a short option run together with its
 value, ``--``, a control character, an unknown option, a shell-completion
 request, a stream that is not UTF-8) is left to click, which answers it as it
 always has. What the command then does and prints is the click command's own
-code (``cli/grep_command.py``, ``cli/status_command.py``); status's lines are
-held until all are known to print as click's ``echo`` would print them (no
-terminal codes in them, no colour asked on a terminal), else click runs it.
+code (``cli/grep_command.py``, ``cli/status_command.py``), printing through
+the same functions.
 
 ``OPTIONS`` restates the click commands' options and their defaults;
 ``tests/cli/test_fast_path.py`` holds it to them.
@@ -193,21 +192,16 @@ def _grep(home: Path | None, params: dict[str, Any]) -> int | None:
 
 
 def _status(home: Path | None, params: dict[str, Any]) -> int | None:
-    from lossless.cli.status_command import run_status
+    from lossless.cli.status_command import PrintedLines, run_status
 
-    lines = _HeldLines()
     return _running(
-        home, lambda state: run_status(state.engine(lenient=True), out=lines, **params), lines
+        home, lambda state: run_status(state.engine(lenient=True), out=PrintedLines(), **params)
     )
 
 
-def _running(
-    home: Path | None, work: Callable[[CliState], None], held: _HeldLines | None = None
-) -> int | None:
+def _running(home: Path | None, work: Callable[[CliState], None]) -> int:
     """``work`` on the command's state, closed after it, its errors answered as
-    the click group answers them (``cli.app._Group.invoke``, click's ``main``).
-    None (nothing printed) where ``held`` lines would not print as click prints
-    them: click runs the command then."""
+    the click group answers them (``cli.app._Group.invoke``, click's ``main``)."""
     from lossless.cli.state import CliState
     from lossless.errors import LosslessError
 
@@ -219,63 +213,15 @@ def _running(
             finally:
                 state.close()
         except LosslessError as exc:
-            if held is not None and not held.flush():
-                return None
             _say(f"lcm: error: {exc}")
             return 1
         except (EOFError, KeyboardInterrupt):
-            if held is not None and not held.flush():
-                return None
             _say("")  # as click: close the terminal's ^C line, then say so
             _say("Aborted!")
             return 1
-        if held is not None and not held.flush():
-            return None
     except BrokenPipeError:  # `lcm grep ... | head`
         sys.stderr.close()
     return 0
-
-
-class _HeldLines:
-    """A command's stdout lines, held until all are known to print as click's
-    ``echo`` prints them: text without terminal codes (which echo strips on a
-    pipe), and no colour asked for on a terminal (which click would add)."""
-
-    def __init__(self) -> None:
-        self.held: list[str] = []
-        self.as_click_prints = True
-
-    def _hold(self, text: str) -> None:
-        if "\x1b" in text:
-            self.as_click_prints = False
-        self.held.append(text)
-
-    def line(self, text: str) -> None:
-        self._hold(text)
-
-    def wrapped(self, text: str, *, indent: int = 0, status: str | None = None) -> None:
-        from lossless.cli.output import STATUS_STYLES, fit_terminal
-
-        # click styles such a line, and its echo strips the style again on a pipe.
-        styled = bool(STATUS_STYLES.get(status or "")) and not os.environ.get("NO_COLOR")
-        if styled and sys.stdout.isatty():
-            self.as_click_prints = False
-        self._hold(fit_terminal(text, indent=indent))
-
-    def emit(self, value: Any) -> None:
-        import json
-
-        from lossless.jsonable import to_jsonable
-
-        self._hold(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
-
-    def flush(self) -> bool:
-        """Print what is held (if it prints as click would); whether it did."""
-        if self.as_click_prints and self.held:
-            sys.stdout.write("".join(text + "\n" for text in self.held))
-            sys.stdout.flush()
-            self.held.clear()
-        return self.as_click_prints
 
 
 def _say(line: str) -> None:

@@ -11,6 +11,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import print_table, wrapped
+from lossless.cli.shown import show
 from lossless.errors import InputError
 from lossless.jsonable import to_jsonable
 from lossless.timeutil import parse_since
@@ -255,9 +256,9 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
 
     With --sizes, also where the bytes go, table by table (a full-text index
     with its shadow tables, a table with its indexes)."""
-    from lossless.cli.status_command import ClickLines, run_status
+    from lossless.cli.status_command import PrintedLines, run_status
 
-    run_status(state_of(ctx).engine(lenient=True), sizes=sizes, as_json=as_json, out=ClickLines())
+    run_status(state_of(ctx).engine(lenient=True), sizes=sizes, as_json=as_json, out=PrintedLines())
 
 
 @cli.command()
@@ -384,7 +385,7 @@ def messages(
     if full:
         for m in found:
             click.echo(f"--- #{m.id} seq {m.seq} {m.role} {m.created_at} ({m.token_count} tokens)")
-            click.echo(m.content)
+            show(m.content)
         return
     print_table(
         ["id", "seq", "role", "time", "tokens", "content"],
@@ -533,7 +534,7 @@ def describe(
         )
         wrapped(f"parts: {kinds or 'none'}   native records: {found.native_record_count}")
         click.echo("")
-        click.echo(m.content)
+        show(m.content)
     elif isinstance(found, retrieval.SummaryDescription):
         s = found.summary
         click.echo(
@@ -548,7 +549,7 @@ def describe(
         if found.condensed_into:
             click.echo(f"condensed into {found.condensed_into}")
         click.echo("")
-        click.echo(s.content)
+        show(s.content)
     else:
         f = found.file
         wrapped(f"file {f.id}  {f.original_name or ''}  {f.media_type}  {f.byte_size} bytes")
@@ -557,7 +558,7 @@ def describe(
         click.echo("")
         if found.error:
             raise InputError(found.error)
-        click.echo(found.content or "")
+        show(found.content or "")
 
 
 DESCRIBE_WINDOW_CHARS = 4000
@@ -682,7 +683,7 @@ def expand(
         click.echo(
             f"\n{indent}--- {label}  {node.created_at or ''}  {node.token_count} tokens{piece}"
         )
-        click.echo("\n".join(indent + line for line in node.content.splitlines()))
+        show("\n".join(indent + line for line in node.content.splitlines()))
         if node.clipped:
             click.echo(f"{indent}[continues on the next page]")
     if result.before_cursor:

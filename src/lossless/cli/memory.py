@@ -10,6 +10,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import print_table
+from lossless.cli.shown import show
 from lossless.engine import handoff
 from lossless.engine.memory import remember as remember_memory
 from lossless.errors import InputError
@@ -274,4 +275,4 @@ def resume_cmd(ctx: click.Context, directory: Path | None, for_prompt: bool, as_
     if as_json:
         emit_json(state)
     else:
-        click.echo(handoff.render_resume(state, for_prompt=for_prompt))
+        show(handoff.render_resume(state, for_prompt=for_prompt))

@@ -128,6 +128,10 @@ def print_table(
         for i in range(len(headers))
     ]
     cut_end = [header in one_line for header in headers]
+    if sys.stdout.isatty():  # stored text in cells must not drive the terminal
+        from lossless.cli.shown import inert
+
+        rows = [[inert(v) if isinstance(v, str) else v for v in row] for row in rows]
     cells = [
         [_cell(v, max_width, one_line=end) for v, end in zip(row, cut_end, strict=True)]
         for row in rows
@@ -182,18 +186,21 @@ def print_checks(lines: Iterable[tuple[str, str, str]]) -> None:
 def wrapped(
     text: str, *, indent: int | str = 0, err: bool = False, status: str | None = None
 ) -> None:
-    """Echo ``text`` wrapped to the terminal, continuation lines indented by
+    """Print ``text`` wrapped to the terminal, continuation lines indented by
     ``indent`` (columns or a prefix), e.g. ``label:   value`` lines; coloured
     by ``status`` on a terminal without NO_COLOR. Piped without ``COLUMNS``,
-    it is printed as it is."""
-    import click
+    it is printed as it is, byte for byte (it may quote stored text: see
+    ``cli.shown``)."""
+    from lossless.cli.shown import for_stream, is_terminal
+    from lossless.cli.table import styled
 
-    text = fit_terminal(text, indent=indent)
+    stream = sys.stderr if err else sys.stdout
+    text = fit_terminal(for_stream(text, stream), indent=indent)
     colour = STATUS_STYLES.get(status or "")
-    if colour and not os.environ.get("NO_COLOR"):
-        # click.echo drops the colour when the stream is not a terminal.
-        text = click.style(text, fg=colour.split()[-1], bold="bold" in colour)
-    click.echo(text, err=err)
+    if colour and is_terminal(stream) and not os.environ.get("NO_COLOR"):
+        text = styled(text, colour)
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def fit_terminal(text: str, *, indent: int | str = 0) -> str:

@@ -1,9 +1,8 @@
 """What ``lcm status`` does once its arguments are read, without click.
 
 The click command (``cli/history.py``) and the click-free start
-(``cli/fast_path.py``) both run ``run_status``; only where the lines go
-differs (``Lines``): click's ``echo`` for the one, a buffer for the other,
-printed once every line is known to print as click would print it.
+(``cli/fast_path.py``) both run ``run_status`` with the same ``PrintedLines``,
+so both print the same bytes.
 """
 
 from __future__ import annotations
@@ -29,13 +28,14 @@ class Lines(Protocol):
     def emit(self, value: Any) -> None: ...
 
 
-class ClickLines:
-    """Lines printed as they come, through click (the click command's)."""
+class PrintedLines:
+    """Lines printed as they come: stored text in them exact through a pipe and
+    inert on a terminal (``cli.shown``)."""
 
     def line(self, text: str) -> None:
-        import click
+        from lossless.cli.shown import show
 
-        click.echo(text)
+        show(text)
 
     def wrapped(self, text: str, *, indent: int = 0, status: str | None = None) -> None:
         from lossless.cli.output import wrapped
@@ -43,9 +43,11 @@ class ClickLines:
         wrapped(text, indent=indent, status=status)
 
     def emit(self, value: Any) -> None:
-        from lossless.cli.app import emit_json
+        import json
+        import sys
 
-        emit_json(value)
+        sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
 
 
 def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> None:
