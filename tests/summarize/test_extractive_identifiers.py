@@ -346,3 +346,38 @@ def test_function_arities_in_stack_traces_are_not_files(candidate: str, path: bo
     from lossless.summarize.identifiers import is_path
 
     assert is_path(candidate) is path
+
+
+def _path_like_lines(count: int) -> list[str]:
+    """Lines glued from path parts, extensions in every case and the characters
+    PATH_RE's boundaries look at."""
+    rng = random.Random(17)
+    parts = ["src", "a.b", "~", "..", ".", "/", "x-y", "@scope", "n+1", "e.g", "v1.2", "Foo"]
+    extensions = ["py", "PY", "Json", "ts", "tsx", "tf", "r", "c", "lock", "sqlite", "pyx", "md5"]
+    glue = ["", " ", ".", "/", ":", "-", "(", ")", "_", "é", "\t"]
+    out: list[str] = []
+    for _ in range(count):
+        pieces: list[str] = []
+        for _ in range(rng.randint(1, 6)):
+            pieces.append(rng.choice(parts))
+            if rng.random() < 0.4:
+                pieces.append("." + rng.choice(extensions))
+            pieces.append(rng.choice(glue))
+        out.append("".join(pieces))
+    return out
+
+
+def test_path_gate_never_hides_a_path_match() -> None:
+    # `_may_hold_path` lets extract skip PATH_RE; it must be False only where
+    # PATH_RE finds nothing, and both views of the matches must agree.
+    lines = _path_like_lines(3000) + [f"see {w} now" for w in FILLER_WORDS]
+    gated = 0
+    for line in lines:
+        found = [m.span() for m in ids.PATH_RE.finditer(line)]
+        if not ids._may_hold_path(line):
+            gated += 1
+            assert not found, line
+        assert [m.span() for m in ids._path_matches(line)] == found, line
+        expected = ids.PATH_RE.sub(lambda m: " " * len(m.group(0)), line)
+        assert ids._spaced(line, ids._path_matches(line)) == expected, line
+    assert gated > 100  # the gate is exercised, not only the pass-through

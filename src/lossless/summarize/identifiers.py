@@ -58,14 +58,22 @@ _NOT_COMMAND_RE = re.compile(r"[.:{(\[,;]\s*$|\bfunction\b|=>|\bclass\b|\breturn
 _BACKTICK_RE = re.compile(r"`([^`\n]{2,160})`")
 
 URL_RE = re.compile(r"\b(?:https?|s3|gs|ftp|ssh|git|wss?|postgres(?:ql)?|redis)://[^\s<>\"'`)\]]+")
-PATH_RE = re.compile(
-    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]"
-    r"|\b[\w-]+\.(?:py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
+_FILE_EXTENSIONS = (
+    r"py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
     r"swift|m|scala|ex|exs|erl|hs|lua|r|md|rst|txt|json|jsonl|toml|yaml|yml|ini|cfg|conf|sql|"
     r"sh|bash|zsh|fish|ps1|html|css|scss|vue|svelte|lock|env|xml|csv|log|proto|gradle|tf|"
-    r"dockerfile|db|sqlite)\b",
+    r"dockerfile|db|sqlite"
+)
+PATH_RE = re.compile(
+    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]"
+    rf"|\b[\w-]+\.(?:{_FILE_EXTENSIONS})\b",
     re.IGNORECASE,
 )
+# The tail of PATH_RE's second alternative: every match of it ends with one of
+# these (and every match of the first holds a "/"). Searched alone it is far
+# cheaper than PATH_RE: `re` skips straight to each "." (an uncased literal
+# prefix), where PATH_RE tries both alternatives at every position.
+_PATH_EXTENSION_RE = re.compile(rf"\.(?:{_FILE_EXTENSIONS})\b", re.IGNORECASE)
 _EXTENSION_RE = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
 _ARITY_RE = re.compile(r"\d[\d-]*")
 _TS_RE = re.compile(
@@ -197,6 +205,22 @@ def _blank(text: str, pattern: re.Pattern[str], *, needs: str | tuple[str, ...] 
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
 
 
+def _spaced(text: str, matches: list[re.Match[str]]) -> str:
+    """``text`` with ``matches`` (of one ``finditer`` over it) replaced by spaces of
+    the same length: what ``_blank`` makes of them."""
+    if not matches:
+        return text
+    parts: list[str] = []
+    last = 0
+    for match in matches:
+        start, end = match.span()
+        parts.append(text[last:start])
+        parts.append(" " * (end - start))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def _holds(text: str, needs: str | tuple[str, ...]) -> bool:
     """Whether ``text`` holds ``needs`` (one string) or one of them (a tuple)."""
     if isinstance(needs, str):
@@ -211,11 +235,10 @@ def _holds(text: str, needs: str | tuple[str, ...]) -> bool:
 # lines hold no URL, backtick or `=`, and running ~25 patterns on every line
 # of a chunk was most of the summarizer's scoring cost. Each is read off its
 # pattern: URL_RE needs "://"; _TS_RE "-" (its date); _CLOCK_RE ":"; _VERSION_RE
-# "."; PATH_RE "/" (a directory) or "." (an extension); _KEY_RE "=";
+# "."; PATH_RE "/" or an extension (``_may_hold_path``); _KEY_RE "=";
 # _CODE_RE "_" or "-" before its digits; _SNAKE_RE "_"; _EXCEPTION_NAME_RE its
 # suffix; _KV_COMMAND_RE "="; _JSON_COMMAND_RE a quote; _BACKTICK_RE a backtick.
 _URL_NEEDS = "://"
-_PATH_NEEDS = ("/", ".")
 _CODE_NEEDS = ("_", "-")
 _EXCEPTION_NEEDS = ("Error", "Exception", "Fault", "Failure")
 
@@ -237,11 +260,21 @@ def is_path(candidate: str) -> bool:
     return "/" in candidate and bool(_PATH_MARK_RE.search(candidate))
 
 
-def _paths(text: str) -> list[str]:
+def _may_hold_path(text: str) -> bool:
+    """False when PATH_RE cannot match ``text``: no "/" (its first alternative
+    needs one) and no "." starting a file extension (its second ends with one)."""
+    return "/" in text or ("." in text and _PATH_EXTENSION_RE.search(text) is not None)
+
+
+def _path_matches(text: str) -> list[re.Match[str]]:
+    """PATH_RE's matches in ``text`` (``_paths`` and ``_names`` share one pass)."""
+    return list(PATH_RE.finditer(text)) if _may_hold_path(text) else []
+
+
+def _paths(text: str, matches: list[re.Match[str]] | None = None) -> list[str]:
+    """File paths in ``text``; ``matches``: ``_path_matches(text)``, when known."""
     out: list[str] = []
-    if not _holds(text, _PATH_NEEDS):
-        return out
-    for match in PATH_RE.finditer(text):
+    for match in _path_matches(text) if matches is None else matches:
         candidate = match.group(0).rstrip(".")
         if text[match.end() : match.end() + 1] == "(":
             continue  # `Response.json()` is a call, not a file
@@ -306,9 +339,10 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
         (_CLOCK_RE, ":"),
         (_VERSION_RE, "."),
         (_HEXISH_RE, ()),
-        (PATH_RE, _PATH_NEEDS),
     ):
         masked = _blank(masked, pattern, needs=needs)
+    if _may_hold_path(masked):
+        masked = _blank(masked, PATH_RE)
     out: list[tuple[str, str, int]] = []
     for match in _NUMBER_RE.finditer(masked):
         value = match.group(0)
@@ -336,7 +370,10 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
+def _names(
+    text: str, *, in_tool: bool, code: bool, paths: list[re.Match[str]] | None = None
+) -> list[str]:
+    """Names in ``text``; ``paths``: ``_path_matches(text)``, when known."""
     out: list[str] = []
     for match in _BACKTICK_RE.finditer(text) if "`" in text else ():
         span = match.group(1).strip()
@@ -352,11 +389,13 @@ def _names(text: str, *, in_tool: bool, code: bool) -> list[str]:
     if not in_tool and not code:
         # Names written in prose; code and tool output are full of them. The
         # keys of a compacted tool call (`file_path=`) are not names.
-        plain = _blank(
-            _blank(_blank(text, URL_RE, needs=_URL_NEEDS), PATH_RE, needs=_PATH_NEEDS),
-            _KEY_RE,
-            needs="=",
-        )
+        # Blanking the URLs first changes nothing when ``text`` had them
+        # blanked already (``extract``): a URL match ends at a character no
+        # scheme holds, so blanking one cannot expose another.
+        plain = _blank(text, URL_RE, needs=_URL_NEEDS)
+        if paths is None or plain is not text:
+            paths = _path_matches(plain)
+        plain = _blank(_spaced(plain, paths), _KEY_RE, needs="=")
         # _CAMEL_RE needs an upper-case ASCII letter, which a text whose
         # cased letters are all lower case lacks.
         if not plain.islower():
@@ -377,7 +416,8 @@ def extract(
     without_urls = _blank(text, URL_RE) if has_url else text
     for value, shown in _errors(without_urls, error_line=error_line):
         out.append(("error", value, shown, 1.0))
-    for path in _paths(without_urls):
+    path_matches = _path_matches(without_urls)
+    for path in _paths(without_urls, path_matches):
         out.append(("path", path, path, 0.1 * min(path.count("/"), 4)))
     for command, marked in _commands(without_urls, in_tool=in_tool):
         # A command quoted in prose is usually advice that outlives the turn
@@ -387,7 +427,7 @@ def extract(
         # The number itself is the handle: `347` greps everywhere, `336275613` once.
         out.append(("number", value, shown, min(digits, 12) / 2))
     taken = {value for _, value, _, _ in out}
-    for name in _names(without_urls, in_tool=in_tool, code=code):
+    for name in _names(without_urls, in_tool=in_tool, code=code, paths=path_matches):
         if name not in taken and not any(name in value for value in taken):
             out.append(("name", name, name, 0.0))
     return out
