@@ -1,4 +1,4 @@
-"""``lcm grep`` and ``status`` without click (``cli/fast_path.py``) print what
+"""``lcm grep``, ``describe`` and ``status`` without click (``cli/fast_path.py``) print what
 click's commands print.
 
 Its table of options is held to the click commands'; every command line it
@@ -46,8 +46,9 @@ def test_options_restate_the_click_command(name: str) -> None:
         elif isinstance(param.type, click.Choice):
             kind = tuple(param.type.choices)
         elif isinstance(param.type, click.IntRange):
-            assert (param.type.min, param.type.max, param.type.min_open) == (1, None, False)
-            kind = "count"
+            assert (param.type.max, param.type.min_open) == (None, False)
+            assert param.type.min in (0, 1)
+            kind = "count" if param.type.min == 1 else "index"
         elif isinstance(param.type, click.FloatRange):
             assert (param.type.min, param.type.max, param.type.min_open) == (0, None, False)
             kind = "seconds"
@@ -100,6 +101,15 @@ READ = [
     ["grep", "nothing like it"],
     ["grep", "billing", "-c", "no-such-conversation"],  # an error: exit 1
     ["grep", "(unclosed"],  # a pattern that is not a regex: exit 1
+    ["describe", "1"],
+    ["describe", "2", "--json"],
+    ["describe", "1", "--offset", "4", "--chars", "7"],
+    ["describe", "--offset=0", "3"],
+    ["describe", "1", "--chars=5", "--json"],
+    ["describe", "99"],  # no such message: exit 1
+    ["describe", "sum_nope"],
+    ["describe", "file_nope"],
+    ["describe", "1", "--offset", "999"],  # past the end: exit 1
     ["status"],
     ["status", "--json"],
     ["status", "--sizes"],
@@ -183,6 +193,11 @@ def test_runs_without_click(home: Path) -> None:
         ["grep", "--", "-billing"],
         ["grep", "\x1b[31mbilling"],  # a control character
         ["--version", "grep", "billing"],
+        ["describe"],
+        ["describe", "1", "2"],
+        ["describe", "1", "--offset", "-1"],
+        ["describe", "1", "--chars", "0"],
+        ["describe", "1", "--json", "--json"],
         ["status", "extra"],
         ["status", "--sizes", "--sizes"],
         ["status", "--json=1"],
@@ -204,6 +219,12 @@ def test_home_click_would_refuse_is_left_to_it(tmp_path: Path) -> None:
         tmp_path / "new",
         {**fast_path.DEFAULTS["grep"], "pattern": "x", "limit": 3},
     )
+
+
+def test_a_map_job_is_described_by_click(home: Path) -> None:
+    assert _fast(["describe", "job_0123"], {"LCM_HOME": str(home)}) == (None, "", "")
+    by_click = CliRunner().invoke(cli, ["describe", "job_0123"], env={"LCM_HOME": str(home)})
+    assert by_click.exit_code == 1 and "job_0123" in by_click.stderr
 
 
 def test_a_since_click_would_refuse_is_left_to_it(home: Path) -> None:

@@ -161,6 +161,7 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
     assert not loaded("click", modules) and not loaded("lossless.cli.history", modules)
     _, modules = run_lcm(["describe", "1"], tmp_path, columns=300)
     assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
+    assert not loaded("click", modules) and not loaded("lossless.cli.history", modules)
     # Its lines fit the terminal: nothing to wrap, so no textwrap either.
     assert not loaded("textwrap", modules)
 

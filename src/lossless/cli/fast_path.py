@@ -1,8 +1,8 @@
-"""``lcm grep`` and ``lcm status`` without click, for the arguments they are usually given.
+"""``lcm grep``, ``describe`` and ``status`` without click, for the arguments they are usually given.
 
 Importing click (and what only click imports: uuid, platform, gettext,
 locale) and building the commands of ``cli/history.py`` is about a seventh of
-a ``lcm grep`` or ``status`` on a large store, more than grep's search.
+a ``lcm grep``, ``describe`` or ``status`` on a large store, more than grep's search.
 ``parse`` reads the common forms: ``[--home DIR] COMMAND [PATTERN]`` with the
 command's options as ``--name value``, ``--name=value`` or ``-n value``, each
 at most once, with values click would accept unchanged. Anything else (help,
@@ -10,8 +10,9 @@ a value click would reject or convert, a short option run together with its
 value, ``--``, a control character, an unknown option, a shell-completion
 request, a stream that is not UTF-8) is left to click, which answers it as it
 always has. What the command then does and prints is the click command's own
-code (``cli/grep_command.py``, ``cli/status_command.py``), printing through
-the same functions.
+code (``cli/grep_command.py``, ``cli/describe_command.py``,
+``cli/status_command.py``), printing through the same functions. A ``job_…``
+ref of describe is left to click (map jobs are described by ``cli/map.py``).
 
 ``OPTIONS`` restates the click commands' options and their defaults;
 ``tests/cli/test_fast_path.py`` holds it to them.
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from lossless.cli.state import CliState
 
 # Per command: option -> (parameter, kind): "flag", "text", "count" (an
-# integer >= 1), "seconds" (a number >= 0), or the values a choice allows.
+# integer >= 1), "index" (an integer >= 0), "seconds" (a number >= 0), or the
+# values a choice allows.
 OPTIONS: dict[str, dict[str, tuple[str, str | tuple[str, ...]]]] = {
     "grep": {
         "--mode": ("mode", ("regex", "full_text")),
@@ -42,6 +44,11 @@ OPTIONS: dict[str, dict[str, tuple[str, str | tuple[str, ...]]]] = {
         "--limit": ("limit", "count"),
         "-n": ("limit", "count"),
         "--time-budget": ("time_budget", "seconds"),
+        "--json": ("as_json", "flag"),
+    },
+    "describe": {
+        "--offset": ("offset", "index"),
+        "--chars": ("chars", "count"),
         "--json": ("as_json", "flag"),
     },
     "status": {"--sizes": ("sizes", "flag"), "--json": ("as_json", "flag")},
@@ -59,9 +66,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "time_budget": None,
         "as_json": False,
     },
+    "describe": {"offset": None, "chars": None, "as_json": False},
     "status": {"sizes": False, "as_json": False},
 }
-ARGUMENT: dict[str, str | None] = {"grep": "pattern", "status": None}
+ARGUMENT: dict[str, str | None] = {"grep": "pattern", "describe": "ref", "status": None}
 
 
 def _plain(text: str) -> bool:
@@ -82,8 +90,9 @@ def _convert(kind: str | tuple[str, ...], value: str) -> Any:
     """The value click would pass for ``value``, or None where click should judge it."""
     if isinstance(kind, tuple):
         return value if value in kind else None
-    if kind == "count":
-        return int(value) if value.isascii() and value.isdigit() and int(value) >= 1 else None
+    if kind in ("count", "index"):
+        least = 1 if kind == "count" else 0
+        return int(value) if value.isascii() and value.isdigit() and int(value) >= least else None
     if kind == "seconds":
         return float(value) if value.isascii() and _number(value) else None
     return value
@@ -100,8 +109,8 @@ def _home(value: str) -> Path | None:
 
 
 def parse(args: list[str]) -> tuple[str, Path | None, dict[str, Any]] | None:
-    """(the command, ``--home``, its parameters) for a common ``lcm grep`` or
-    ``status``; None for anything click should read."""
+    """(the command, ``--home``, its parameters) for a common ``lcm grep``,
+    ``describe`` or ``status``; None for anything click should read."""
     home: Path | None = None
     if args[:1] == ["--home"] and len(args) >= 2:
         home, args = _home(args[1]), args[2:]
@@ -171,6 +180,8 @@ def run(args: list[str]) -> int | None:
     command, home, params = parsed
     if command == "grep":
         return _grep(home, params)
+    if command == "describe":
+        return _describe(home, params)
     return _status(home, params)
 
 
@@ -191,8 +202,21 @@ def _grep(home: Path | None, params: dict[str, Any]) -> int | None:
     )
 
 
+def _describe(home: Path | None, params: dict[str, Any]) -> int | None:
+    if params["ref"].strip().startswith("job_"):
+        return None
+    from lossless.cli.describe_command import run_describe
+    from lossless.cli.lines import PrintedLines
+
+    ref = params.pop("ref")
+    return _running(
+        home, lambda state: run_describe(state.engine(), ref, out=PrintedLines(), **params)
+    )
+
+
 def _status(home: Path | None, params: dict[str, Any]) -> int | None:
-    from lossless.cli.status_command import PrintedLines, run_status
+    from lossless.cli.lines import PrintedLines
+    from lossless.cli.status_command import run_status
 
     return _running(
         home, lambda state: run_status(state.engine(lenient=True), out=PrintedLines(), **params)

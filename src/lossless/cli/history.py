@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +16,6 @@ from lossless.jsonable import to_jsonable
 from lossless.timeutil import parse_since
 
 if TYPE_CHECKING:
-    from lossless.engine import retrieval
     from lossless.engine.ingest import FileImportResult
     from lossless.models import Conversation
     from lossless.sources.base import SourceKind
@@ -256,7 +254,8 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
 
     With --sizes, also where the bytes go, table by table (a full-text index
     with its shadow tables, a table with its indexes)."""
-    from lossless.cli.status_command import PrintedLines, run_status
+    from lossless.cli.lines import PrintedLines
+    from lossless.cli.status_command import run_status
 
     run_status(state_of(ctx).engine(lenient=True), sizes=sizes, as_json=as_json, out=PrintedLines())
 
@@ -513,81 +512,10 @@ def describe(
 
         describe_job(engine, ref.strip(), as_json)
         return
-    from lossless.engine import retrieval
+    from lossless.cli.describe_command import run_describe
+    from lossless.cli.lines import PrintedLines
 
-    found = engine.describe(ref)
-    if offset is not None or chars is not None:
-        found = _windowed(found, offset or 0, chars or DESCRIBE_WINDOW_CHARS)
-    if as_json:
-        emit_json(found)
-        return
-    if isinstance(found, retrieval.MessageDescription):
-        m = found.message
-        conv = found.conversation
-        wrapped(f"message {m.id}  seq {m.seq}  {m.role}  {m.created_at}  {m.token_count} tokens")
-        if conv:
-            wrapped(f"conversation {conv.id}  session {conv.session_id}  project {conv.project}")
-        if found.covering_summary_id:
-            click.echo(f"covered by {found.covering_summary_id}")
-        kinds = ", ".join(
-            f"{p.kind}" + (f"({p.tool_name})" if p.tool_name else "") for p in found.parts
-        )
-        wrapped(f"parts: {kinds or 'none'}   native records: {found.native_record_count}")
-        click.echo("")
-        show(m.content)
-    elif isinstance(found, retrieval.SummaryDescription):
-        s = found.summary
-        click.echo(
-            f"summary {s.id}  {s.kind} depth {s.depth}  {s.token_count} tokens  "
-            f"{s.earliest_at} .. {s.latest_at}"
-        )
-        if found.source_summary_ids:
-            wrapped(f"built from summaries: {' '.join(found.source_summary_ids)}")
-        if found.source_message_ids:
-            ids = found.source_message_ids
-            click.echo(f"built from {len(ids)} messages: {ids[0]}..{ids[-1]}")
-        if found.condensed_into:
-            click.echo(f"condensed into {found.condensed_into}")
-        click.echo("")
-        show(s.content)
-    else:
-        f = found.file
-        wrapped(f"file {f.id}  {f.original_name or ''}  {f.media_type}  {f.byte_size} bytes")
-        wrapped(f"stored at {f.path}")
-        wrapped(f"summary: {f.exploration_summary}")
-        click.echo("")
-        if found.error:
-            raise InputError(found.error)
-        show(found.content or "")
-
-
-DESCRIBE_WINDOW_CHARS = 4000
-
-
-def _windowed(found: retrieval.Description, offset: int, chars: int) -> retrieval.Description:
-    """``found`` with only ``chars`` characters of its content from ``offset`` on,
-    and a line saying which part is shown and how to read on."""
-    from lossless.engine import retrieval
-
-    if isinstance(found, retrieval.MessageDescription):
-        whole, ref = found.message.content, str(found.message.id)
-    elif isinstance(found, retrieval.SummaryDescription):
-        whole, ref = found.summary.content, found.summary.id
-    else:
-        if found.content is None:
-            return found
-        whole, ref = found.content, found.file.id
-    if offset > len(whole):
-        raise InputError(f"offset {offset} is past the end of {ref} ({len(whole)} characters)")
-    end = min(len(whole), offset + chars)
-    note = f"[characters {offset}..{end} of {len(whole)}"
-    note += f"; next: lcm describe {ref} --offset {end}]" if end < len(whole) else "]"
-    piece = f"{note}\n{whole[offset:end]}"
-    if isinstance(found, retrieval.MessageDescription):
-        return dataclasses.replace(found, message=dataclasses.replace(found.message, content=piece))
-    if isinstance(found, retrieval.SummaryDescription):
-        return dataclasses.replace(found, summary=dataclasses.replace(found.summary, content=piece))
-    return dataclasses.replace(found, content=piece)
+    run_describe(engine, ref, offset=offset, chars=chars, as_json=as_json, out=PrintedLines())
 
 
 def _depth(ctx: click.Context, param: click.Parameter, value: str) -> int | None:

@@ -1,53 +1,21 @@
 """What ``lcm status`` does once its arguments are read, without click.
 
 The click command (``cli/history.py``) and the click-free start
-(``cli/fast_path.py``) both run ``run_status`` with the same ``PrintedLines``,
-so both print the same bytes.
+(``cli/fast_path.py``) both run ``run_status`` with ``cli.lines.PrintedLines``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
+    from lossless.cli.lines import Lines
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.status import Status
     from lossless.store.contract import EscalationTally
-
-
-class Lines(Protocol):
-    """Where a command's output goes."""
-
-    def line(self, text: str) -> None: ...
-
-    def wrapped(self, text: str, *, indent: int = 0, status: str | None = None) -> None: ...
-
-    def emit(self, value: Any) -> None: ...
-
-
-class PrintedLines:
-    """Lines printed as they come: stored text in them exact through a pipe and
-    inert on a terminal (``cli.shown``)."""
-
-    def line(self, text: str) -> None:
-        from lossless.cli.shown import show
-
-        show(text)
-
-    def wrapped(self, text: str, *, indent: int = 0, status: str | None = None) -> None:
-        from lossless.cli.output import wrapped
-
-        wrapped(text, indent=indent, status=status)
-
-    def emit(self, value: Any) -> None:
-        import json
-        import sys
-
-        sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
-        sys.stdout.flush()
 
 
 def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> None:
