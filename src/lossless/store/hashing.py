@@ -46,8 +46,18 @@ def message_digest(role: str, content: str) -> bytes:
 def part_digest(
     kind: str, text: str | None, tool_name: str | None, tool_call_id: str | None
 ) -> bytes:
-    fields = (kind, *(_NULL if f is None else f for f in (text, tool_name, tool_call_id)))
-    return _digest(_SEP.join(("p", *fields)))
+    # Spelt out, not a generator over the fields: two parts a message on every import.
+    return _digest(
+        _SEP.join(
+            (
+                "p",
+                kind,
+                _NULL if text is None else text,
+                _NULL if tool_name is None else tool_name,
+                _NULL if tool_call_id is None else tool_call_id,
+            )
+        )
+    )
 
 
 def raw_digest(raw: str) -> bytes:

@@ -86,9 +86,12 @@ def template_raw(raw: str, content: str, part_texts: Sequence[str | None]) -> st
         seen.add(text)
         for tag, ascii_only in ((key, False), (key.upper(), True)):
             escaped = _escaped(text, ascii_only)
-            if escaped in template:
-                marker = f"{_MARK}{tag}{_MARK}"
-                template = template.replace(escaped, marker)
+            marker = f"{_MARK}{tag}{_MARK}"
+            # str.replace gives back the very same string when there is
+            # nothing to replace: no separate search for the text first.
+            replaced = template.replace(escaped, marker)
+            if replaced is not template:
+                template = replaced
                 used.append((marker, escaped))
             if text.isascii():
                 break  # both escapings are the same
