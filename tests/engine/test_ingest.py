@@ -330,3 +330,33 @@ def test_a_line_edited_after_import_is_a_problem_line_with_its_number(
     # An unchanged re-read reports nothing.
     shutil.copy(source, path)
     assert not engine.import_file(path, final=True).problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ascii",
+        "",
+        "caf\u00e9 \u4e2d\u6587 clean",
+        "ascii \x00 nul",
+        "caf\u00e9 \x00 nul",
+        "caf\u00e9 \ud800 lone",
+        "\ud83d\ude00 two halves, unpaired in a str",
+        "nul \x00 before \udfff a surrogate",
+        "a surrogate \udc00 before a nul \x00",
+    ],
+)
+def test_unstorable_text_found_as_the_regex_finds_it(text: str) -> None:
+    """The fast path (NUL search, UTF-8 encode) decides only "storable"; what it
+    refuses is named as the regex alone named it (the first of NUL or surrogate)."""
+    from lossless.engine.ingest import _UNSTORABLE, _unstorable
+
+    found = _UNSTORABLE.search(text)
+    expected = (
+        None
+        if found is None
+        else "U+0000 (NUL)"
+        if found.group() == "\x00"
+        else "a lone UTF-16 surrogate (invalid Unicode)"
+    )
+    assert _unstorable(text) == expected

@@ -101,6 +101,19 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _unstorable(text: str) -> str | None:
+    # Almost every text is storable: shown by two C scans (a NUL search, and
+    # for non-ASCII text the UTF-8 encode that only a lone surrogate fails)
+    # instead of the regex's, which ran ~5 us per 550 characters, twice a
+    # message. The regex then names what it finds first, as before.
+    if "\x00" not in text:
+        if text.isascii():
+            return None
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return None
     found = _UNSTORABLE.search(text)
     if found is None:
         return None
