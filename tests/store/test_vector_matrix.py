@@ -122,3 +122,33 @@ def test_best_is_the_stable_order_of_every_score_ties_and_chunks_included() -> N
                 want[ref] = float(scores[at])
         got = matrix.best(q, limit, skip=skip)
         assert [(ref, score) for _, ref, _, score in got] == list(want.items())[:limit]
+
+
+def test_blocks_of_tuples_load_what_rows_load() -> None:
+    # SQLite's loader appends fetched tuples a block at a time; the result must
+    # be the matrix row-by-row loading builds (kinds mixed, None places kept).
+    vectors = clustered(700)
+    rows = int8_rows(vectors)
+    rows[3] = MatrixRow(4, "memory", "m-3", None, rows[3].vector, 0, None)
+    rows[5] = MatrixRow(6, "message", "5", 0, rows[5].vector, 2, 9)
+    one = VectorMatrix()
+    one.extend(rows)
+    blocks = VectorMatrix()
+    blocks.reserve(len(rows))
+    plain = [(r.row_id, r.kind, r.ref, r.conversation_id, r.vector, r.chunk, r.seq) for r in rows]
+    for start in range(0, len(plain), 256):
+        blocks.append_block(plain[start : start + 256])
+    blocks.append_block([])
+    assert len(blocks) == len(one) == 700 and blocks.last_row_id == one.last_row_id == 700
+    for name in ("_rows", "_inverse_norms", "_kind_codes", "_conversations", "_message_ids"):
+        assert np.array_equal(getattr(blocks, name)[:700], getattr(one, name)[:700]), name
+    assert np.array_equal(blocks._chunks[:700], one._chunks[:700])
+    assert np.array_equal(blocks._seqs[:700], one._seqs[:700])
+    assert blocks._seqs[5] == 9 and blocks._seqs[3] == -1 and blocks._conversations[3] == -1
+    assert blocks._named_refs == one._named_refs and blocks._named_positions == one._named_positions
+    assert blocks.similarity_of(vectors[3], [("memory", "m-3")]) == pytest.approx(
+        {("memory", "m-3"): 1.0}, abs=1e-3
+    )
+    # Norms as the float copy gives them.
+    want = np.linalg.norm(one._rows[:700].astype(np.float32), axis=1)
+    assert np.array_equal(blocks._inverse_norms[:700], (1.0 / want).astype(np.float32))

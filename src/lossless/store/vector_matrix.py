@@ -47,6 +47,8 @@ pruning``)."""
 RESCORED_PER_RESULT = 40
 MIN_RESCORED = 2_000
 _WORDS = DIMENSIONS // 64
+LOAD_BLOCK = 20_000
+"""Rows appended at once while loading: bounded memory, numpy-sized steps."""
 _FAR = DIMENSIONS + 1  # a Hamming distance no code reaches: a row left out
 
 
@@ -123,42 +125,67 @@ class VectorMatrix:
 
     def extend(self, rows: Iterable[MatrixRow]) -> None:
         """Append ``rows`` (in row-id order), in blocks so a million rows load in bounded memory."""
-        block: list[MatrixRow] = []
+        self.extend_tuples(
+            (r.row_id, r.kind, r.ref, r.conversation_id, r.vector, r.chunk, r.seq) for r in rows
+        )
+
+    def extend_tuples(self, rows: Iterable[Sequence[Any]]) -> None:
+        """``extend`` from plain tuples in ``MatrixRow``'s field order (as SQLite
+        returns them: a million ``MatrixRow`` objects cost seconds to build)."""
+        block: list[Sequence[Any]] = []
         for row in rows:
             block.append(row)
-            if len(block) >= 20_000:
+            if len(block) >= LOAD_BLOCK:
                 self._append(block)
                 block = []
         if block:
             self._append(block)
 
-    def _append(self, rows: Sequence[MatrixRow]) -> None:
+    def append_block(self, rows: Sequence[Sequence[Any]]) -> None:
+        """``extend_tuples`` of one block already fetched (``cursor.fetchmany``)."""
+        if rows:
+            self._append(rows)
+
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` more rows: a load that knows its size allocates once
+        (doubling up to a million rows held the old and new buffers at once)."""
+        self._reserve(self._size + rows)
+
+    def _append(self, rows: Sequence[Sequence[Any]]) -> None:
         np = self._np
         start, end = self._size, self._size + len(rows)
         self._reserve(end)
-        block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.int8)
-        block = block.reshape(len(rows), DIMENSIONS)
+        row_ids, kinds, refs, conversations, vectors, chunks, seqs = zip(*rows, strict=True)
+        block = np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(rows), DIMENSIONS)
         self._rows[start:end] = block
-        norms = np.linalg.norm(block.astype(np.float32), axis=1)
+        # In float32 (int8 squares would overflow int8); a sum of 384 squares
+        # stays below 2**24, an exact float32 integer in any order, so this is
+        # the norm of the float copy without making one.
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float32))
         self._inverse_norms[start:end] = 1.0 / np.where(norms == 0, 1.0, norms)
-        self._kind_codes[start:end] = [KIND_CODES[r.kind] for r in rows]
-        self._conversations[start:end] = [
-            -1 if r.conversation_id is None else r.conversation_id for r in rows
-        ]
-        self._chunks[start:end] = [r.chunk for r in rows]
-        self._seqs[start:end] = [-1 if r.seq is None else r.seq for r in rows]
-        ids = self._message_ids
-        for offset, r in enumerate(rows):
-            if r.kind == "message":
-                ids[start + offset] = int(r.ref)
-            else:
-                ids[start + offset] = -1
-                self._named_refs[start + offset] = r.ref
-                self._named_positions.setdefault((r.kind, r.ref), []).append(start + offset)
+        codes = [KIND_CODES[k] for k in kinds]
+        self._kind_codes[start:end] = codes
+        self._conversations[start:end] = [-1 if c is None else c for c in conversations]
+        self._chunks[start:end] = chunks
+        self._seqs[start:end] = [-1 if q is None else q for q in seqs]
+        message = KIND_CODES["message"]
+        if codes.count(message) == len(codes):
+            self._message_ids[start:end] = np.fromiter(map(int, refs), np.int64, len(refs))
+        else:
+            ids = self._message_ids
+            for offset, (code, ref) in enumerate(zip(codes, refs, strict=True)):
+                if code == message:
+                    ids[start + offset] = int(ref)
+                else:
+                    ids[start + offset] = -1
+                    self._named_refs[start + offset] = ref
+                    self._named_positions.setdefault((KIND_NAMES[code], ref), []).append(
+                        start + offset
+                    )
         self._size = end
         self._sorted_messages = None
         self._by_place = None
-        self.last_row_id = max(self.last_row_id, rows[-1].row_id)
+        self.last_row_id = max(self.last_row_id, int(row_ids[-1]))
         if self._codes is not None:
             if end >= 2 * self._coded_at:
                 self._build_codes()

@@ -196,7 +196,7 @@ class Vectors(Repo):
         return {("memory", str(r[0])) for r in self.s._q(sql, params)}
 
     def _matrix(self, model: str) -> VectorMatrix:
-        from lossless.store.vector_matrix import MatrixRow, VectorMatrix
+        from lossless.store.vector_matrix import LOAD_BLOCK, VectorMatrix
 
         cache: dict[str, VectorMatrix] = self.s.vector_matrices
         state = self.s._q1("SELECT deletions FROM embedding_state")
@@ -208,7 +208,19 @@ class Vectors(Repo):
             cache[model] = matrix
         with self.s._lock:
             self.s._check_open()
-            # Streamed: a million rows fetched at once would hold them all twice.
-            rows = self.db.execute(MATRIX_ROWS_SQL, (model, matrix.last_row_id))
-            matrix.extend(MatrixRow(r[0], r[1], r[2], r[3], bytes(r[4]), r[5], r[6]) for r in rows)
+            if not len(matrix):
+                # From the (model, ...) index alone: a few rows without a vector
+                # are counted too, which costs their room and no blob reads.
+                counted = self.db.execute(
+                    "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
+                ).fetchone()
+                matrix.reserve(int(counted[0]))
+            # Plain tuples in blocks: sqlite3.Row objects (or a MatrixRow each)
+            # cost seconds at a million rows, and fetching them all at once
+            # would hold them twice.
+            cursor = self.db.cursor()
+            cursor.row_factory = None
+            cursor.execute(MATRIX_ROWS_SQL, (model, matrix.last_row_id))
+            while block := cursor.fetchmany(LOAD_BLOCK):
+                matrix.append_block(block)
         return matrix
