@@ -71,6 +71,38 @@ def test_newer_database_is_refused(tmp_path: Path) -> None:
         SQLiteStore(path)
 
 
+def test_opening_a_current_store_never_waits_for_a_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store whose migrations are all applied opens and reads while another
+    process holds the write lock (a hook's or an import's transaction): only
+    a store that needs migrating takes the lock, and waits for it."""
+    from lossless.store.sqlite import store as sqlite_store
+
+    path = tmp_path / "lcm.db"
+    SQLiteStore(path).close()
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    # Were the lock needed, the open would fail after 50 ms, not wait 30 s.
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_MS", 50)
+    try:
+        store = SQLiteStore(path)
+        try:
+            assert store.stats().conversations == 0
+        finally:
+            store.close()
+        # A store that needs a migration does wait for the lock.
+        writer.execute("ROLLBACK")
+        writer.execute(
+            "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"
+        )
+        writer.execute("BEGIN IMMEDIATE")
+        with pytest.raises(StoreError, match="locked"):
+            SQLiteStore(path)
+    finally:
+        writer.close()
+
+
 def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "lcm.db"
     path.write_bytes(b"this is not a database" * 100)
