@@ -114,3 +114,40 @@ def test_past_the_candidate_stretch_the_newest_matches_are_ranked(
     # The narrowest stretch already held the page's worth of candidates.
     assert 20 * lexical.OVERFETCH < bounded_rank.MIN_SPAN
     assert all(int(h.id) > ids[-1] - bounded_rank.MIN_SPAN for h in hits)
+
+
+def test_the_any_word_pass_ranks_the_or_querys_rows_by_the_words_each_holds(
+    store: SQLiteStore, every_word_common: None
+) -> None:
+    """Its candidates are the union of each word's rows (prefixes included), read
+    word by word: exactly the rows the OR query over the same stretch matches,
+    each weighted by the idf of the words it holds."""
+    texts = [
+        f"{a} {b} note {i}"
+        for i, (a, b) in enumerate(
+            (a, b)
+            for a in ("parsers", "parse", "parsing", "token", "queue")
+            for b in ("failed", "token", "worker", "tokens")
+        )
+    ]
+    fill(store, texts * 3)
+    words = lexical.words("parse token zebra")
+    match = lexical.fts5_match(words, every=False)
+    db = store._db
+    got = bounded_rank.rank_pass(db, words, match, every=False, need=10)
+    assert not got.exact
+    or_rows = {
+        int(r[0])
+        for r in db.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (match,))
+    }
+    assert {rowid for rowid, _ in got.rows} == or_rows
+    # A row holding both words (idf summed) ranks above every row holding one.
+    both = {
+        int(r[0])
+        for r in db.execute(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('"parse"* AND "token"*',)
+        )
+    }
+    assert both and both < or_rows
+    order = [rowid for rowid, _ in got.rows]
+    assert set(order[: len(both)]) == both
