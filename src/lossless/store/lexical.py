@@ -96,6 +96,11 @@ class Word:
     text: str
     prefix: bool
     stemmed: bool
+    typed: str
+    """The word as the pattern spells it: what a backend's query is built from.
+    Each index folds case and accents by its own rules (FTS5's unicode61
+    keeps й, ё, ß and Greek accents, which ``fold`` takes off), so only the
+    index may fold a query word: ``text`` is for comparing in Python."""
 
 
 def words(pattern: str) -> list[Word]:
@@ -105,13 +110,15 @@ def words(pattern: str) -> list[Word]:
     counts as one word, searched as the phrase of its characters. Stop words
     are left out when the pattern has other words (``stopwords``).
     """
-    found = list(dict.fromkeys(fold(w) for w in _WORD.findall(pattern)))
-    if not found:
+    typed: dict[str, str] = {}
+    for token in _WORD.findall(pattern):
+        typed.setdefault(fold(token), token)
+    if not typed:
         raise InputError(f"full-text pattern {pattern!r} has no searchable words")
-    kept = content_words(found)[:MAX_WORDS]
+    kept = content_words(list(typed))[:MAX_WORDS]
     letters = [_LETTERS.fullmatch(w) is not None for w in kept]
     return [
-        Word(w, prefix=plain and len(w) >= PREFIX_MIN_CHARS, stemmed=plain)
+        Word(w, prefix=plain and len(w) >= PREFIX_MIN_CHARS, stemmed=plain, typed=typed[w])
         for w, plain in zip(kept, letters, strict=True)
     ]
 
@@ -125,8 +132,8 @@ def fts5_match(query: Sequence[Word], *, every: bool) -> str:
     which runs when the every-word pass leaves the page short.
     """
     if every:
-        return " AND ".join(f'"{index_text(w.text)}"' for w in query)
-    return " OR ".join(f'"{index_text(w.text)}"' + ("*" if w.prefix else "") for w in query)
+        return " AND ".join(f'"{index_text(w.typed)}"' for w in query)
+    return " OR ".join(f'"{index_text(w.typed)}"' + ("*" if w.prefix else "") for w in query)
 
 
 def fold(token: str) -> str:

@@ -175,7 +175,7 @@ class Memories:
             f"FROM memories m, (SELECT {tsquery} AS q) AS q "
             f"WHERE m.search_document @@ q.q{where} "
             "ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s",
-            [*(w.text for w in words), *params, limit],
+            [*(w.typed for w in words), *params, limit],
         )
         return [MemoryHit(_memory(r), score=float(r["score"])) for r in found_rows]
 

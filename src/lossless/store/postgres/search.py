@@ -168,7 +168,7 @@ class Search(Repo):
         else:
             alias, table, at = "s", "summaries", "latest_at"
             columns = "s.id, s.conversation_id, NULL::bigint AS seq, NULL::text AS role"
-        terms = [("search_prefix(%s)" if w.prefix else "search_word(%s)", w.text) for w in words]
+        terms = [("search_prefix(%s)" if w.prefix else "search_word(%s)", w.typed) for w in words]
         either = " || ".join(t for t, _ in terms)
         every = " && ".join(t for t, _ in terms)
         # Ranked by the any-word query in every pass, so that a row's rank

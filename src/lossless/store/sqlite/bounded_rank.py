@@ -62,7 +62,7 @@ class Ranked:
 
 def _phrase(word: lexical.Word, *, every: bool) -> str:
     # As ``lexical.fts5_match`` writes each word of a pass.
-    return f'"{lexical.index_text(word.text)}"' + ("*" if word.prefix and not every else "")
+    return f'"{lexical.index_text(word.typed)}"' + ("*" if word.prefix and not every else "")
 
 
 def _count(db: sqlite3.Connection, match: str, above: int) -> int:
