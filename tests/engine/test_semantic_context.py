@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,28 @@ def test_a_turn_next_to_the_match_never_overtakes_it() -> None:
     assert scores[12] < scores[10]
     # Unweighted offsets are not read; nothing is scored without its own vector.
     assert context_cosines(q, {10: hood[1:]}, DEFAULT_FUSION.context, (0,)) == {}
+
+
+def test_int8_views_and_the_same_floats_give_the_same_scores() -> None:
+    """SQLite's matrix hands out memoryviews of int8 rows, read in one pass;
+    PostgreSQL tuples of floats: the same values score the same, to the bit."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(-127, 128, (6, DIM), dtype=np.int8)
+    rows[4] = 0  # a neighbour without a usable vector
+    flat = memoryview(rows.reshape(-1))
+    views = [flat[i * DIM : (i + 1) * DIM] for i in range(6)]
+    floats = [tuple(float(x) for x in row) for row in rows]
+    q = tuple(float(x) for x in rng.standard_normal(DIM))
+
+    def hoods(vectors: list[Any]) -> dict[int, list[MessageNeighbour]]:
+        return {
+            20: [MessageNeighbour(o, 18 + o + 2, vectors[o + 2]) for o in (-2, -1, 0, 1)],
+            23: [MessageNeighbour(o, 23 + o, vectors[3 + o]) for o in (-1, 0, 1, 2)],
+        }
+
+    from_views = context_cosines(q, hoods(views), DEFAULT_FUSION.context, (0, -1, 1))
+    from_floats = context_cosines(q, hoods(floats), DEFAULT_FUSION.context, (0, -1, 1))
+    assert from_views == from_floats
+    assert set(from_views) == {19, 20, 21, 22, 23}

@@ -32,7 +32,7 @@ from typing import Literal
 from lossless.engine.recall import coverage_in, term_set
 from lossless.errors import InputError
 from lossless.models import Conversation, SearchHit
-from lossless.store.contract import EmbeddingKind, GrepQuery, Repositories
+from lossless.store.contract import EmbeddingKind, GrepQuery, MessageNeighbour, Repositories
 from lossless.timeutil import utc_now_iso
 
 HitKind = Literal["memory", "message", "summary", "file"]
@@ -208,7 +208,12 @@ def search_all(
         _lexical_history(
             repos, query, query_terms, project, conversation_id, wanted, weights, found, files_home
         )
+    # Each conversation read once per search (the describing and the scoring both ask).
+    conversations: dict[int, Conversation | None] = {}
     if semantic is not None:
+        # What the vector half needs of the full-text candidates is read while
+        # the query is still being embedded (``PendingQueryVector``).
+        early = _before_the_vector(repos, semantic.model, weights, found, conversations)
         _semantic(
             repos,
             semantic if isinstance(semantic, QueryVector) else semantic.result(),
@@ -219,10 +224,8 @@ def search_all(
             include_memory,
             weights,
             found,
+            early,
         )
-    # Each conversation read once per search (the describing and the scoring both ask).
-    conversations: dict[int, Conversation | None] = {}
-    if semantic is not None:
         _describe_vector_only(repos, found, conversations)
     stamp = _parse(now or utc_now_iso())
     hits: list[UnifiedHit] = []
@@ -362,6 +365,7 @@ def _semantic(
     include_memory: bool,
     weights: FusionWeights,
     found: dict[tuple[str, str], _Candidate],
+    early: _Early,
 ) -> None:
     kinds: list[EmbeddingKind] = []
     if include_memory:
@@ -384,7 +388,7 @@ def _semantic(
         candidate.cosine = hit.score
         candidate.from_vector = True
     if weights.context:
-        _in_context(repos, semantic, weights, found)
+        _in_context(repos, semantic, weights, found, early)
     lexical_only: list[tuple[EmbeddingKind, str]] = [
         (c.kind, c.id) for c in found.values() if c.cosine is None
     ]
@@ -400,27 +404,81 @@ def _semantic(
             del found[far]
 
 
+@dataclass(slots=True)
+class _Early:
+    """The full-text candidates' neighbourhoods, read before the query vector:
+    the messages asked for, and the neighbourhoods found (by message id)."""
+
+    asked: set[int]
+    hoods: dict[int, list[MessageNeighbour]]
+
+
+def _reach(weights: FusionWeights) -> tuple[int, int]:
+    """How far back and ahead neighbourhoods are read: one step wider than the
+    context weights reach, so a vector hit's neighbours are scored from their
+    own context (``_in_context``)."""
+    back = max([0, *(-d for d, _ in weights.context)])
+    ahead = max([0, *(d for d, _ in weights.context)])
+    return back + 1, ahead + 1
+
+
+def _before_the_vector(
+    repos: Repositories,
+    model: str,
+    weights: FusionWeights,
+    found: dict[tuple[str, str], _Candidate],
+    conversations: dict[int, Conversation | None],
+) -> _Early:
+    """Read what the vector half and the scoring need of the full-text candidates.
+
+    None of it depends on the query vector, so it is read while the query is
+    embedded in its thread (on two cores the search then waits for the
+    longer of the two rather than their sum): each message candidate's
+    neighbourhood, and every candidate's conversation (``conversations``,
+    added to). Full-text candidates are never dropped, so nothing read here
+    is read for nothing; the vector hits' part is read after.
+    """
+    for c in found.values():
+        owner = c.conversation_id
+        if c.kind != "memory" and owner is not None and owner not in conversations:
+            conversations[owner] = repos.conversations.get(owner)
+    messages = {int(c.id) for c in found.values() if c.kind == "message"}
+    if not weights.context or not messages:
+        return _Early(messages, {})
+    before, after = _reach(weights)
+    return _Early(
+        messages, repos.vectors.neighbourhoods(model, sorted(messages), before=before, after=after)
+    )
+
+
 def _in_context(
     repos: Repositories,
     semantic: QueryVector,
     weights: FusionWeights,
     found: dict[tuple[str, str], _Candidate],
+    early: _Early,
 ) -> None:
     """Score message candidates with their neighbours (``engine.semantic_context``).
 
     The messages next to a vector hit become candidates too: the answer to a
     question that matched is often the turn after it. Neighbourhoods are
     fetched one step wider than the weights reach, so those neighbours are
-    scored from their own context.
+    scored from their own context; the full-text candidates' ones were read
+    before the vector (``early``).
     """
     from lossless.engine.semantic_context import context_cosines
 
-    back = max([0, *(-d for d, _ in weights.context)])
-    ahead = max([0, *(d for d, _ in weights.context)])
     messages = [int(c.id) for c in found.values() if c.kind == "message"]
     if not messages:
         return
-    hoods = repos.vectors.neighbourhoods(semantic.model, messages, before=back + 1, after=ahead + 1)
+    before, after = _reach(weights)
+    rest = [m for m in messages if m not in early.asked]
+    read = {**early.hoods}
+    if rest:
+        read.update(repos.vectors.neighbourhoods(semantic.model, rest, before=before, after=after))
+    # In message id order, as one read of them all returns them (the order
+    # context_cosines meets them in).
+    hoods = {m: read[m] for m in sorted(read)}
     by_vector = {int(c.id) for c in found.values() if c.kind == "message" and c.from_vector}
     own = {m: hood for m, hood in hoods.items() if m not in by_vector}
     near = {m: hood for m, hood in hoods.items() if m in by_vector}

@@ -64,7 +64,13 @@ def context_cosines(
     # A last row of zeros stands for a missing neighbour: weight 0, cosine -1.
     # One conversion of them all (one per vector cost ~2 ms for 600).
     units = np.zeros((len(vectors) + 1, len(vectors[0])), dtype=np.float32)
-    units[:-1] = np.array(vectors, dtype=np.float32)
+    if all(isinstance(v, memoryview) and v.format == "b" for v in vectors):
+        # SQLite's matrix hands out views of its int8 rows: joined as bytes and
+        # widened at once, the same floats as np.array's element by element
+        # reading of 600 views, at a third of its ~0.3 ms.
+        units[:-1] = np.frombuffer(b"".join(vectors), dtype=np.int8).reshape(len(vectors), -1)
+    else:
+        units[:-1] = np.array(vectors, dtype=np.float32)
     norms = np.linalg.norm(units, axis=1)
     usable = (norms > 0).tolist()
     units /= np.where(norms > 0, norms, 1.0)[:, None]
