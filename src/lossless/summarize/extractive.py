@@ -85,8 +85,6 @@ _BULLET_RE = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _GUTTER_RE = re.compile(r"^\s*\d+(?:→|\t|\s\|)")
 _TAG_RE = re.compile(r"</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?/?>")
 _URL_RE = ids.URL_RE
-_CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
-_SNAKE_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CALL_RE = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[^)]{0,40}\))")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?:%|ms|s|m|h|kb|mb|gb|k|x)?\b", re.I)
 _BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{48,}")
@@ -238,7 +236,16 @@ def _score(
     error_line = (line.error_report() if in_tool else line.error()) and not (
         code and not line.starts_error_report()
     )
-    found = ids.extract(text, in_tool=in_tool, error_line=error_line, code=code)
+    # camelCase and snake_case names count for the score and (in prose) are
+    # listed as names: one pass each serves both when the text has no URL.
+    words = ids.camel_and_snake(without_urls)
+    found = ids.extract(
+        text,
+        in_tool=in_tool,
+        error_line=error_line,
+        code=code,
+        words=words if without_urls is text else None,
+    )
     found_kinds = {kind for kind, _, _, _ in found}
     if error_line or "error" in found_kinds:
         kinds.add("error")
@@ -259,9 +266,7 @@ def _score(
     # Each pattern runs only where it can match (see ``identifiers._holds``):
     # camelCase needs an upper-case letter, snake_case "_", a call "(", a
     # timestamp the "-" of its date.
-    idents = _CAMEL_RE.findall(without_urls) if not without_urls.islower() else []
-    if "_" in without_urls:
-        idents += _SNAKE_RE.findall(without_urls)
+    idents = words[0] + words[1]
     calls = _CALL_RE.findall(without_urls) if "(" in without_urls else []
     if idents or calls:
         kinds.add("ident")

@@ -304,15 +304,23 @@ def _commands(text: str, *, in_tool: bool) -> list[tuple[str, bool]]:
     return [(_clip(c, _MAX_COMMAND), marked) for c, marked in found if len(c.strip()) > 2]
 
 
-def _errors(text: str, *, error_line: bool) -> list[tuple[str, str]]:
-    """(value, shown) pairs: codes, exception names, and an exception line itself."""
+def _code_matches(text: str) -> list[str]:
+    """_CODE_RE's matches in ``text`` (``_errors`` and ``_names`` share one pass)."""
+    return [m.group(0) for m in _CODE_RE.finditer(text)] if _holds(text, _CODE_NEEDS) else []
+
+
+def _errors(
+    text: str, *, error_line: bool, codes: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """(value, shown) pairs: codes, exception names, and an exception line itself.
+
+    ``codes``: ``_code_matches(text)``, when known."""
     out: list[tuple[str, str]] = []
     line = _EXCEPTION_LINE_RE.match(text) if error_line else None
     if line:
         message = _clip(line.group(1), _MAX_ERROR)
         out.append((message, message))
-    for match in _CODE_RE.finditer(text) if _holds(text, _CODE_NEEDS) else ():
-        code = match.group(0)
+    for code in _code_matches(text) if codes is None else codes:
         prefix = _CODE_SEPARATOR_RE.split(code, maxsplit=1)[0]
         if error_line or prefix in _NAME_CODE_WORDS:
             out.append((code, code))
@@ -370,22 +378,38 @@ def _numbers(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def camel_and_snake(text: str) -> tuple[list[str], list[str]]:
+    """``_CAMEL_RE.findall(text)`` and ``_SNAKE_RE.findall(text)``, each run only
+    where it can match: camelCase needs an upper-case ASCII letter (a text whose
+    cased letters are all lower case has none), snake_case a "_"."""
+    camel = _CAMEL_RE.findall(text) if not text.islower() else []
+    snake = _SNAKE_RE.findall(text) if "_" in text else []
+    return camel, snake
+
+
 def _names(
-    text: str, *, in_tool: bool, code: bool, paths: list[re.Match[str]] | None = None
+    text: str,
+    *,
+    in_tool: bool,
+    code: bool,
+    paths: list[re.Match[str]] | None = None,
+    codes: list[str] | None = None,
+    words: tuple[list[str], list[str]] | None = None,
 ) -> list[str]:
-    """Names in ``text``; ``paths``: ``_path_matches(text)``, when known."""
+    """Names in ``text``. Passes already made over ``text``, when known:
+    ``paths`` is ``_path_matches(text)``, ``codes`` ``_code_matches(text)``,
+    ``words`` _CAMEL_RE's and _SNAKE_RE's ``findall`` (each where it can match)."""
     out: list[str] = []
     for match in _BACKTICK_RE.finditer(text) if "`" in text else ():
         span = match.group(1).strip()
         if _IDENT_SPAN_RE.match(span) and len(span) >= 4:
             out.append(span)
     # Ticket ids (`PROJ-1234`) that are not error codes.
-    if _holds(text, _CODE_NEEDS):
-        out.extend(
-            m.group(0)
-            for m in _CODE_RE.finditer(text)
-            if _CODE_SEPARATOR_RE.split(m.group(0), maxsplit=1)[0] not in _NAME_CODE_WORDS
-        )
+    out.extend(
+        found
+        for found in (_code_matches(text) if codes is None else codes)
+        if _CODE_SEPARATOR_RE.split(found, maxsplit=1)[0] not in _NAME_CODE_WORDS
+    )
     if not in_tool and not code:
         # Names written in prose; code and tool output are full of them. The
         # keys of a compacted tool call (`file_path=`) are not names.
@@ -396,25 +420,34 @@ def _names(
         if paths is None or plain is not text:
             paths = _path_matches(plain)
         plain = _blank(_spaced(plain, paths), _KEY_RE, needs="=")
-        # _CAMEL_RE needs an upper-case ASCII letter, which a text whose
-        # cased letters are all lower case lacks.
-        if not plain.islower():
-            out.extend(_CAMEL_RE.findall(plain))
-        if "_" in plain:
-            out.extend(_SNAKE_RE.findall(plain))
+        if words is None or plain is not text:  # when nothing was blanked: the same passes
+            words = camel_and_snake(plain)
+        out.extend(words[0])
+        out.extend(words[1])
     return [n for n in out if n not in _MARKER_WORDS and len(n) >= 4 and _STRUCTURED_RE.search(n)]
 
 
 def extract(
-    text: str, *, in_tool: bool, error_line: bool, code: bool
+    text: str,
+    *,
+    in_tool: bool,
+    error_line: bool,
+    code: bool,
+    words: tuple[list[str], list[str]] | None = None,
 ) -> list[tuple[str, str, str, float]]:
-    """(kind, value, shown, specificity) for every identifier in one line of text."""
+    """(kind, value, shown, specificity) for every identifier in one line of text.
+
+    ``words``: ``camel_and_snake(text)`` when the caller has it and ``text``
+    holds no URL (the names pass then reuses it where it blanks nothing)."""
     out: list[tuple[str, str, str, float]] = []
     has_url = _URL_NEEDS in text
     for url in URL_RE.findall(text) if has_url else ():
         out.append(("url", url.rstrip(".,;:"), url.rstrip(".,;:"), 0.0))
     without_urls = _blank(text, URL_RE) if has_url else text
-    for value, shown in _errors(without_urls, error_line=error_line):
+    if has_url:
+        words = None
+    codes = _code_matches(without_urls)
+    for value, shown in _errors(without_urls, error_line=error_line, codes=codes):
         out.append(("error", value, shown, 1.0))
     path_matches = _path_matches(without_urls)
     for path in _paths(without_urls, path_matches):
@@ -427,7 +460,9 @@ def extract(
         # The number itself is the handle: `347` greps everywhere, `336275613` once.
         out.append(("number", value, shown, min(digits, 12) / 2))
     taken = {value for _, value, _, _ in out}
-    for name in _names(without_urls, in_tool=in_tool, code=code, paths=path_matches):
+    for name in _names(
+        without_urls, in_tool=in_tool, code=code, paths=path_matches, codes=codes, words=words
+    ):
         if name not in taken and not any(name in value for value in taken):
             out.append(("name", name, name, 0.0))
     return out
