@@ -135,3 +135,21 @@ def test_the_same_answers_on_real_transcripts() -> None:
     wrong, answers = _differences(lines[:5_000])
     assert not wrong, wrong[:5]
     assert len(answers["error"]) == 2 and len(answers["decision"]) == 3, answers
+
+
+def test_word_hints_never_skip_a_match() -> None:
+    # LineKinds(line, hints) skips the word lists ``word_hints`` rules out for
+    # the line; on the same lines it must answer as the reference does.
+    lines = _generated(6_000)
+    lines += [line for entry in [*PAYLOADS, *BENIGN] for line in entry.text.splitlines()]
+    hints = lk.word_hints(lines)
+    wrong: list[tuple[str, str]] = []
+    for line, hint in zip(lines, hints, strict=True):
+        kinds = LineKinds(line, hint)
+        for name, fast, reference in _CHECKS:
+            if fast(kinds) != reference(line):
+                wrong.append((name, line))
+    assert not wrong, wrong[:5]
+    # The hints rule something out, and not everything (the test is not vacuous).
+    ascii_hints = [h for line, h in zip(lines, hints, strict=True) if line.isascii()]
+    assert 0 in ascii_hints and any(ascii_hints)

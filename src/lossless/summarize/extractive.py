@@ -36,7 +36,7 @@ from typing import cast
 from lossless.injection import continues, neutralize, scan
 from lossless.injection_lines import flag_lines
 from lossless.summarize import identifiers as ids
-from lossless.summarize.line_kinds import LineKinds
+from lossless.summarize.line_kinds import LineKinds, word_hints
 from lossless.summarize.prompts import EXPAND_PREFIX
 from lossless.summarize.protocol import SummaryRequest, SummaryResponse
 from lossless.tokens import TokenEstimator, estimate_tokens
@@ -225,13 +225,15 @@ Extracted = list[tuple[str, str, str, float]]
 
 
 def _score(
-    text: str, *, role: str | None, in_tool: bool
+    text: str, *, role: str | None, in_tool: bool, hints: int | None = None
 ) -> tuple[float, frozenset[str], Extracted]:
-    """Value of one unit for an agent picking work back up, its kinds, and its identifiers."""
+    """Value of one unit for an agent picking work back up, its kinds, and its identifiers.
+
+    ``hints``: ``line_kinds.word_hints`` of ``text``, when known."""
     kinds: set[str] = set()
     score = 0.0
     without_urls = _URL_RE.sub(" ", text) if "://" in text else text
-    line = LineKinds(text)
+    line = LineKinds(text) if hints is None else LineKinds(text, hints)
     code = in_tool and line.code()
     error_line = (line.error_report() if in_tool else line.error()) and not (
         code and not line.starts_error_report()
@@ -378,6 +380,8 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
     # consecutive pieces are judged at once (as ``scan`` would one by one).
     pieces = [str(event[1]) for event in events if event[0] == "piece"]
     alone, pairs = flag_lines(pieces)
+    # Which word lists each piece may match, from one pass over them all.
+    hints = word_hints(pieces)
     blocks = parsed.blocks
     seen: set[str] = set(known)
     shapes: dict[tuple[int, str], int] = {}
@@ -448,7 +452,9 @@ def _parse(text: str, *, limit: int, known: set[str]) -> _Parsed:
         after_withheld = False
         memo_key = (piece, block.role, tool_text)
         if memo_key not in scored:  # repeated lines are common in tool output
-            scored[memo_key] = _score(piece, role=block.role, in_tool=tool_text)
+            scored[memo_key] = _score(
+                piece, role=block.role, in_tool=tool_text, hints=hints[piece_index]
+            )
         score, kinds, found = scored[memo_key]
         # An identifier matters as much as the line it is in: a path in "the
         # failing import is in X, so I will edit it" outranks one in a listing.

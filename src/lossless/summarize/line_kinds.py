@@ -23,8 +23,11 @@ the real transcripts and generated lines.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 
+from lossless.regex_literals import LiteralGate
 from lossless.summarize import identifiers as ids
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "ERROR_RE",
     "ERROR_REPORT_RE",
     "LineKinds",
+    "word_hints",
 ]
 
 _ERROR_WORDS = (
@@ -120,16 +124,56 @@ _CODE_MIDDLE_RE = re.compile(_CODE_MIDDLE)
 _COMMAND_START_RE = re.compile(_COMMAND_START)
 _COMMAND_KEY_RE = re.compile(_COMMAND_KEY)
 
+# The word lists searched anywhere in a lower-cased ASCII line, by bit: the
+# costliest tests left (``re`` tries every alternative at every position).
+# ``word_hints`` answers, for all the lines of a chunk from one Aho-Corasick
+# pass, which of them each line may match: every match of one holds one of
+# its words (``regex_literals.required_literals``), so a line without any
+# cannot match it.
+_ERROR_WORDS_BIT, _REPORT_ANYWHERE_BIT, _STRONG_BIT, _WEAK_BIT = 1, 2, 4, 8
+_WORD_LISTS = (_ERROR_WORDS_LOW, _REPORT_ANYWHERE_LOW, _STRONG_LOW, _WEAK_LOW)
+_EVERY_LIST = 15
+
+
+@functools.cache
+def _word_gate() -> LiteralGate:
+    return LiteralGate((p.pattern, p.pattern, p.flags) for p in _WORD_LISTS)
+
+
+def word_hints(lines: Sequence[str]) -> list[int]:
+    """For each line, the bits of the word lists its lower case may match
+    (``LineKinds(line, hints)`` then skips the others; exact for any line)."""
+    gate = _word_gate()
+    if gate.always:  # pragma: no cover - every list has its words
+        return [_EVERY_LIST] * len(lines)
+    low = [line.lower() if line.isascii() else "" for line in lines]
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for line in low:
+        starts.append(at)
+        at += len(line)
+        ends.append(at)
+        at += 1
+    hints = [0] * len(lines)
+    for position, held in gate.line_candidates("\n".join(low), starts, ends, pairs=False).items():
+        bit = 1 << position
+        for k in held:
+            hints[k] |= bit
+    return hints
+
 
 class LineKinds:
     """The kinds of one line (``ERROR_RE`` and the others, answered as they would)."""
 
-    __slots__ = ("_ascii", "_low", "text")
+    __slots__ = ("_ascii", "_hints", "_low", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, hints: int = _EVERY_LIST) -> None:
+        """``hints``: ``word_hints`` of this line, when known (read for ASCII text only)."""
         self.text = text
         self._ascii = text.isascii()
         self._low = text.lower() if self._ascii else ""
+        self._hints = hints
 
     def error(self) -> bool:
         """``ERROR_RE.search(text)``: a line that talks about an error."""
@@ -137,7 +181,7 @@ class LineKinds:
             return ERROR_RE.search(self.text) is not None
         low = self._low
         return (
-            _ERROR_WORDS_LOW.search(low) is not None
+            (self._hints & _ERROR_WORDS_BIT != 0 and _ERROR_WORDS_LOW.search(low) is not None)
             or (("error" in low or "exception" in low) and _ERROR_NAME_LOW.search(low) is not None)
             or (not _DIGITS.isdisjoint(low) and _ERROR_NUMBERED_LOW.search(low) is not None)
         )
@@ -151,7 +195,10 @@ class LineKinds:
             _REPORT_START_LOW.match(low) is not None
             or ("." in text and _REPORT_QUALIFIED.match(text) is not None)
             or (("FAILED" in text or "ERROR" in text) and _REPORT_UPPER.search(text) is not None)
-            or _REPORT_ANYWHERE_LOW.search(low) is not None
+            or (
+                self._hints & _REPORT_ANYWHERE_BIT != 0
+                and _REPORT_ANYWHERE_LOW.search(low) is not None
+            )
         )
 
     def starts_error_report(self) -> bool:
@@ -163,7 +210,10 @@ class LineKinds:
             _REPORT_START_LOW.match(low) is not None
             or ("." in text and _REPORT_QUALIFIED.match(text) is not None)
             or _REPORT_UPPER.match(text) is not None
-            or _REPORT_ANYWHERE_LOW.match(low) is not None
+            or (
+                self._hints & _REPORT_ANYWHERE_BIT != 0
+                and _REPORT_ANYWHERE_LOW.match(low) is not None
+            )
         )
 
     def decision(self) -> int:
@@ -172,9 +222,9 @@ class LineKinds:
             if DECISION_STRONG_RE.search(self.text):
                 return 4
             return 2 if DECISION_WEAK_RE.search(self.text) else 0
-        if _STRONG_LOW.search(self._low):
+        if self._hints & _STRONG_BIT != 0 and _STRONG_LOW.search(self._low):
             return 4
-        return 2 if _WEAK_LOW.search(self._low) else 0
+        return 2 if self._hints & _WEAK_BIT != 0 and _WEAK_LOW.search(self._low) else 0
 
     def code(self) -> bool:
         """``CODE_RE.search(text)``: the line looks like source code (case-sensitive:
