@@ -54,3 +54,27 @@ def test_part_offset_points_at_the_text(content: str, text: str | None) -> None:
         assert text is not None and content[start : start + len(text)] == text
     elif text is not None and len(text) >= MIN_SHARED_CHARS:
         assert text not in content
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=80))
+def test_ascii_text_is_escaped_as_json_dumps_writes_it(text: str) -> None:
+    """ASCII text takes the ASCII encoder; DEL (which only that encoder escapes)
+    keeps the other one, so both escapings stay what json.dumps writes."""
+    from lossless.store.stored_once import _escaped
+
+    assert _escaped(text, False) == json.dumps(text, ensure_ascii=False)[1:-1]
+    assert _escaped(text, True) == json.dumps(text, ensure_ascii=True)[1:-1]
+
+
+def test_a_line_with_del_in_its_content_rebuilds_exactly() -> None:
+    content = "a DEL \x7f inside an ASCII text, long enough to be referred to"
+    raw = json.dumps({"content": content}, ensure_ascii=False)
+    template = template_raw(raw, content, [])
+    assert template is not None
+    assert expand_raw(template, content, []) == raw
+    # With ensure_ascii DEL is escaped, which template_raw does not try for an
+    # ASCII text: the line is stored as it is (exact, not shortened).
+    raw = json.dumps({"content": content}, ensure_ascii=True)
+    template = template_raw(raw, content, [])
+    assert template is None or expand_raw(template, content, []) == raw
