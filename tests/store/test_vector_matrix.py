@@ -152,3 +152,27 @@ def test_blocks_of_tuples_load_what_rows_load() -> None:
     # Norms as the float copy gives them.
     want = np.linalg.norm(one._rows[:700].astype(np.float32), axis=1)
     assert np.array_equal(blocks._inverse_norms[:700], (1.0 / want).astype(np.float32))
+
+
+def test_reach_is_the_smallest_distance_holding_take_rows() -> None:
+    # The pruned scan's cut-off, guessed from a sample past 65,536 rows and
+    # settled by whole counts: it must equal the full count's answer.
+    from lossless.store.vector_matrix import _FAR, reach_of
+
+    rng = np.random.default_rng(5)
+    for n in (1_000, 200_000):
+        distance = np.clip(rng.normal(190, 12, n), 0, DIM).astype(np.uint16)
+        distance[rng.random(n) < 0.3] = _FAR  # rows a filter leaves out
+        distance[:3] = [0, 1, 1]  # a few exact matches
+        allowed = int(np.count_nonzero(distance < _FAR))
+        for take in (1, 2, 3, 4, 50, 2_000, n // 20, allowed - 1, allowed, allowed + 1, n):
+            counts = np.bincount(distance, minlength=_FAR + 1).cumsum()
+            want = min(int(np.searchsorted(counts, take)), _FAR - 1)
+            assert reach_of(np, distance, take) == want, (n, take)
+    # A sample that guesses far off still gives the exact answer: every 4th
+    # row (the sample's stride here) is near, the rest far.
+    skewed = np.full(300_000, 200, dtype=np.uint16)
+    skewed[::4] = 10
+    for take in (1, 10, 75_000, 75_001, 100_000, 300_000):
+        counts = np.bincount(skewed, minlength=_FAR + 1).cumsum()
+        assert reach_of(np, skewed, take) == min(int(np.searchsorted(counts, take)), _FAR - 1)
