@@ -71,6 +71,17 @@ MATRIX_ROWS_SQL = (
     "AND m.id = CAST(e.ref AS INTEGER) "
     "WHERE e.model = ? AND e.id > ? AND e.vector IS NOT NULL ORDER BY e.id"
 )
+# A first load takes the messages' seqs apart (``MESSAGE_PLACES_SQL``): the
+# join above, for every row, read each message's row in the table, 1.8 GB of
+# pages at a million generated messages, where the (conversation_id, seq)
+# index that holds every id and seq is a few dozen MB. A refresh of a few
+# rows keeps the join.
+MATRIX_FIRST_LOAD_SQL = (
+    "SELECT e.id, e.kind, e.ref, e.conversation_id, e.vector, e.chunk, NULL "
+    "FROM embeddings e NOT INDEXED "
+    "WHERE e.model = ? AND e.id > ? AND e.vector IS NOT NULL ORDER BY e.id"
+)
+MESSAGE_PLACES_SQL = "SELECT id, seq FROM messages"
 
 
 class Vectors(Repo):
@@ -220,7 +231,28 @@ class Vectors(Repo):
             # would hold them twice.
             cursor = self.db.cursor()
             cursor.row_factory = None
-            cursor.execute(MATRIX_ROWS_SQL, (model, matrix.last_row_id))
+            first = not len(matrix)
+            cursor.execute(
+                MATRIX_FIRST_LOAD_SQL if first else MATRIX_ROWS_SQL, (model, matrix.last_row_id)
+            )
             while block := cursor.fetchmany(LOAD_BLOCK):
                 matrix.append_block(block)
+            if first and len(matrix):
+                self._place_messages(matrix)
         return matrix
+
+    def _place_messages(self, matrix: VectorMatrix) -> None:
+        """Every message row's seq, from the (conversation_id, seq) index."""
+        import numpy as np
+
+        from lossless.store.vector_matrix import LOAD_BLOCK
+
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        cursor.execute(MESSAGE_PLACES_SQL)
+        # Arrays a block at a time: a million ids and seqs as Python ints cost ~100 MB.
+        parts = [np.zeros((0, 2), dtype=np.int64)]
+        while block := cursor.fetchmany(LOAD_BLOCK):
+            parts.append(np.asarray(block, dtype=np.int64))
+        places = np.concatenate(parts)
+        matrix.place_messages(places[:, 0], places[:, 1])
