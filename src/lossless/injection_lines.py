@@ -274,7 +274,10 @@ def _offsets(pieces: list[str], *, separator: int) -> tuple[list[int], list[int]
     if not pieces:
         return [], []
     lengths = list(map(len, pieces))
-    starts = list(itertools.accumulate((n + separator for n in lengths[:-1]), initial=0))
+    # The k-th start is the lengths before it plus k separators (all in C).
+    starts = list(itertools.accumulate(lengths[:-1], initial=0))
+    if separator:
+        starts = list(map(operator.add, starts, range(0, separator * len(pieces), separator)))
     ends = list(map(operator.add, starts, lengths))
     return starts, ends
 
@@ -301,7 +304,7 @@ def _hidden(lines: Sequence[str], plain: list[bool], *, pairs: bool) -> set[int]
     alone. Only plain lines are looked at (the others are scanned alone anyway)."""
     kept = _blanked(lines, plain)
     whole = "\n".join(kept)
-    starts, _ = _offsets(kept, separator=1)
+    starts, ends = _offsets(kept, separator=1)
     texts = len(lines) - 1 if pairs else len(lines)
 
     def holding(line: int) -> tuple[int, ...]:
@@ -321,9 +324,12 @@ def _hidden(lines: Sequence[str], plain: list[bool], *, pairs: bool) -> set[int]
         last = bisect.bisect_right(starts, max(match.start(), match.end() - 1)) - 1
         for line in range(first, last + 1):
             maybe.update(holding(line))
-    for line, text in enumerate(kept):
-        if "%" in text:
-            maybe.update(holding(line))
+    # The lines holding a percent sign, found by their signs in the whole text.
+    percent = whole.find("%")
+    while percent >= 0:
+        line = bisect.bisect_right(starts, percent) - 1
+        maybe.update(holding(line))
+        percent = whole.find("%", ends[line] if line < len(ends) else len(whole))
     for k in maybe - out:
         text = kept[k] + "\n" + kept[k + 1] if pairs else kept[k]
         if _hex_plain(text) or _percent_plain(text):

@@ -475,14 +475,15 @@ class LiteralGate:
         """``line_candidates`` for lines alone: each line's met sets as bit masks."""
         satisfies = self._satisfies
         placing: dict[int, tuple[tuple[int, int], ...]] = {}
-        inside: dict[int, dict[int, int]] = {}
-        for index, start, end in hits:
-            marks = placing.get(index)
-            if marks is None:
-                marks = tuple((p, bit) for p, bit in satisfies[index] if p in possible)
+        for index in {index for index, _, _ in hits}:
+            marks = tuple((p, bit) for p, bit in satisfies[index] if p in possible)
+            if marks:
                 placing[index] = marks
-            if not marks:
-                continue
+        inside: dict[int, dict[int, int]] = {}
+        # About half the hits are of literals no possible pattern needs: one
+        # comprehension drops them before the per-hit placing below.
+        for index, start, end in [hit for hit in hits if hit[0] in placing]:
+            marks = placing[index]
             line = bisect.bisect_right(starts, start) - 1
             if line < 0 or start >= ends[line] or end > ends[line]:
                 continue  # held by no line alone
