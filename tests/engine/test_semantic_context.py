@@ -145,3 +145,46 @@ def test_int8_views_and_the_same_floats_give_the_same_scores() -> None:
     from_floats = context_cosines(q, hoods(floats), DEFAULT_FUSION.context, (0, -1, 1))
     assert from_views == from_floats
     assert set(from_views) == {19, 20, 21, 22, 23}
+
+
+def test_vector_hits_that_cannot_reach_the_page_are_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message found by its vector alone is read (text, time, place) only if
+    its best possible score reaches the page: the page is the same either way."""
+    turns = [(f"the zebra report number {i}", unit(1, 0.4 + 0.1 * i)) for i in range(3)]
+    turns += [(f"vector only turn {i}", unit(1, 0.3 + 0.25 * i)) for i in range(6)]
+    engine, _ = _store_with(tmp_path / "home", turns)
+    with engine:
+        query = QueryVector(M, unit(1))
+        weights = FusionWeights(semantic_floor=0.3, context=())
+        now = "2027-01-01T00:00:00.000Z"
+        everything = search_all(
+            engine.store, "zebra", semantic=query, weights=weights, limit=9, now=now
+        )
+        assert len(everything) == 9
+        read: list[int] = []
+        repository = type(engine.store.messages)  # a new one per access
+        get_many = repository.get_many
+
+        def recording(self: Any, message_ids: Any) -> Any:
+            read.extend(message_ids)
+            return get_many(self, message_ids)
+
+        monkeypatch.setattr(repository, "get_many", recording)
+        for limit in (3, 4, 5):
+            read.clear()
+            page = search_all(
+                engine.store, "zebra", semantic=query, weights=weights, limit=limit, now=now
+            )
+            assert page == everything[:limit]
+            vector_only = {int(h.id) for h in everything[limit:] if h.matched == ("semantic",)}
+            # Those below the page by more than recency can lend were not read.
+            far = {
+                int(h.id)
+                for h in everything[limit:]
+                if h.matched == ("semantic",)
+                and h.score + weights.recency < everything[limit - 1].score
+            }
+            assert far and far <= vector_only
+            assert not far & set(read)
