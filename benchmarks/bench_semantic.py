@@ -15,6 +15,12 @@ memory and import costs are its own:
   ``Engine.search`` of 26 queries x 3 rounds in-process: p50/p95 (wall and
   CPU) of the whole hybrid search, query embedding by the real model
   included, and of its parts; ``--keep DIR`` keeps the store for the next run.
+- ``matrix-load`` (with ``--keep``): the first search's vector load alone
+  on a kept latency store, with the store file's pages dropped from the
+  page cache and again warm: the matrix read from SQLite, then the first
+  ``best()`` (which builds the sign codes past 20,000 rows).
+- ``pruning`` (with ``--locomo-home``): the pruned vector scan against the
+  exact one on LoCoMo's real vectors plus real-ish filler.
 - ``import``: ``lcm import``'s engine path over the real transcripts, once
   with the ``semantic`` extra importable and once with it hidden; the ratio
   shows the extra costs the import path nothing.
@@ -392,6 +398,47 @@ def child_pruning(locomo_home: str, size: int) -> dict[str, Any]:
     return results
 
 
+def child_matrix_load(home: str, cold: bool) -> dict[str, Any]:
+    """The first search's vector load alone on a kept store (``--keep``'s
+    ``SIZE/``): the matrix read from SQLite, then its sign codes, each with
+    CPU, wall and the peak RSS it reached. ``cold``: the store file's pages
+    are dropped from the page cache first (``posix_fadvise DONTNEED``, this
+    file only), as after a reboot."""
+    import numpy as np
+
+    from lossless.embeddings.models import DEFAULT_MODEL, DIMENSIONS
+    from lossless.store.sqlite import SQLiteStore
+
+    path = Path(home) / "lcm" / "lcm.db"
+    if cold:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    store = SQLiteStore(path)
+    try:
+        model = DEFAULT_MODEL
+        rss_before = common.self_peak_rss_mb()
+        matrix, (load_ms, load_cpu_ms) = _timed(lambda: store.vectors._matrix(model))  # type: ignore[attr-defined]
+        rss_loaded = common.self_peak_rss_mb()
+        query = np.random.default_rng(3).standard_normal(DIMENSIONS).astype(np.float32)
+        _, (codes_ms, codes_cpu_ms) = _timed(lambda: matrix.best(query, 50))
+        return {
+            "rows": len(matrix),
+            "load_ms": load_ms,
+            "load_cpu_ms": load_cpu_ms,
+            "first_best_ms": codes_ms,
+            "first_best_cpu_ms": codes_cpu_ms,
+            "load_peak_mb": rss_loaded - rss_before,
+            "peak_rss_mb": common.self_peak_rss_mb(),
+            "resident_mb": matrix.resident_bytes / 1e6,
+            "load_average": os.getloadavg()[0],
+        }
+    finally:
+        store.close()
+
+
 def _hide_semantic() -> None:
     """Make the ``semantic`` extra look uninstalled: a ``None`` in ``sys.modules``
     is what ``find_spec`` reports as absent and ``import`` refuses."""
@@ -443,7 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument(
-        "--only", choices=["backlog", "latency", "import", "pruning"], action="append"
+        "--only",
+        choices=["backlog", "latency", "import", "pruning", "matrix-load"],
+        action="append",
     )
     parser.add_argument(
         "--locomo-home",
@@ -470,6 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             common.emit(child_backlog())
         elif kind == "pruning":
             common.emit(child_pruning(rest[0], int(rest[1])))
+        elif kind == "matrix-load":
+            common.emit(child_matrix_load(rest[0], rest[1] == "cold"))
         elif kind == "latency":
             common.emit(
                 child_latency(
@@ -597,6 +648,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{r['rows']:,} rows ({r['real']:,} real LoCoMo turns), {r['queries']} "
                 "real questions",
             )
+    if "matrix-load" in only:
+        if args.keep is None:
+            print("--only matrix-load needs --keep (a kept latency store)", file=sys.stderr)
+            return 2
+        rows = []
+        for size in args.sizes:
+            for state in ("cold", "warm"):
+                child = [here, "--child", "matrix-load", str(args.keep / str(size)), state]
+                r = common.run_child(child).result
+                rows.append(
+                    [
+                        r["rows"],
+                        state,
+                        f"{r['load_ms']:.0f} / {r['load_cpu_ms']:.0f}",
+                        f"{r['first_best_ms']:.0f} / {r['first_best_cpu_ms']:.0f}",
+                        r["load_peak_mb"],
+                        r["resident_mb"],
+                        r["peak_rss_mb"],
+                        r["load_average"],
+                    ]
+                )
+        common.print_table(
+            [
+                "rows",
+                "page cache",
+                "matrix load ms wall / CPU",
+                "first best() ms wall / CPU (codes)",
+                "load peak MB",
+                "resident MB",
+                "peak RSS MB",
+                "load (1 min)",
+            ],
+            rows,
+            title="the first hybrid search's vector load (SQLite)",
+        )
     if "import" in only:
         runs = {h: common.run_child([here, "--child", "import", h]) for h in ("shown", "hidden")}
         shown, hidden = runs["shown"].result, runs["hidden"].result
