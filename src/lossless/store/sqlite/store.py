@@ -176,13 +176,22 @@ class SQLiteStore:
             "applied_at TEXT NOT NULL)"
         )
         available = load_migrations("lossless.store.sqlite")
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            applied = [
+
+        def applied() -> list[AppliedMigration]:
+            return [
                 AppliedMigration(r["version"], r["name"], r["checksum"])
                 for r in db.execute("SELECT version, name, checksum FROM schema_migrations")
             ]
-            for migration in pending_migrations(available, applied, where=str(self.path)):
+
+        # Decided first without the write lock: a current store (every hook,
+        # every read command) must not wait behind another process's write
+        # transaction. Only a pending migration takes the lock, and the
+        # ledger is read again under it (another process may have migrated).
+        if not pending_migrations(available, applied(), where=str(self.path)):
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for migration in pending_migrations(available, applied(), where=str(self.path)):
                 for statement in split_statements(migration.sql):
                     db.execute(statement)
                 db.execute(
