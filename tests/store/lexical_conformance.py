@@ -89,6 +89,40 @@ class LexicalConformance:
         assert len(found) == 3
         assert found[0] == "deploy the cache nightly"
 
+    def test_a_sub_agents_row_last_in_the_window_does_not_end_the_page_early(
+        self, store: Store
+    ) -> None:
+        """The first page is the start of any longer one. On SQLite the index
+        orders rows before a sub-agent's rank is halved: the window's last row,
+        a sub-agent's, once "proved" a page that a row just outside, holding the
+        word as typed, beat."""
+        main = store.conversations.get_or_create(project="p", session_id="m", client="generic")
+        sub = store.conversations.get_or_create(
+            project="p", session_id="s", client="generic", parent_id=main.id
+        )
+        filler = [f"unrelated filler words number {i}" for i in range(30)]
+        store.messages.append(
+            main.id,
+            [msg(t, f"f{i}", at=f"2026-01-01T00:00:{i:02d}.000Z") for i, t in enumerate(filler)],
+        )
+        store.messages.append(
+            main.id, [msg("parsed a", f"m{i}", at=f"2026-01-02T00:00:0{i}.000Z") for i in range(3)]
+        )
+        store.messages.append(sub.id, [msg("parsed a b", "s", at="2026-01-03T00:00:00.000Z")])
+        store.messages.append(main.id, [msg("parsing a b c", "x", at="2026-01-01T12:00:00.000Z")])
+        longest = [
+            h.id
+            for h in store.search.grep(
+                GrepQuery("parsing", mode="full_text", scope="messages", limit=50)
+            )
+        ]
+        assert len(longest) == 5
+        for limit in (1, 2, 3):
+            page = store.search.grep(
+                GrepQuery("parsing", mode="full_text", scope="messages", limit=limit)
+            )
+            assert [h.id for h in page] == longest[:limit]
+
     def test_summaries_and_memories_are_stemmed_too(self, store: Store) -> None:
         conv = store.conversations.get_or_create(project="p1", session_id="s", client="generic")
         store.summaries.create(

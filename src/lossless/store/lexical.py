@@ -204,7 +204,10 @@ def best_page(
     """The best ``limit`` rows, exact words first, from candidates in the index's order.
 
     ``fetch(n)`` returns the ``n`` best rows by the index's (stemmed) rank,
-    best first, each with ``id``, ``rank``, ``content`` and ``time_key``;
+    best first, each with ``id``, ``rank``, ``content`` and ``time_key``, and
+    ``index_rank`` where ``rank`` is not the one the rows are in order of (a
+    sub-agent's weight applied after the index ordered them: the last row's
+    weighted rank would not bound the rows after it);
     each row's rank is then improved for the words it holds as typed
     (``boosted``). Ties go to the newest row, then the highest id. The page
     is exact once its last row ranks strictly better than any row left out
@@ -225,6 +228,9 @@ def best_page(
         page = page[:limit]
         if len(fetched) < window or window >= max_window:
             return page
-        if len(page) == limit and page[-1]["rank"] < best_possible(fetched[-1]["rank"]):
+        last = fetched[-1]
+        if len(page) == limit and page[-1]["rank"] < best_possible(
+            last.get("index_rank", last["rank"])
+        ):
             return page
         window = min(window * OVERFETCH, max_window)

@@ -264,7 +264,7 @@ class Search(Repo):
                 )
             }
             return [
-                {**dict(rows[i]), "rank": rank * rows[i]["w"]}
+                {**dict(rows[i]), "rank": rank * rows[i]["w"], "index_rank": rank}
                 for i, rank in found.items()
                 if i in rows
             ]
