@@ -146,6 +146,10 @@ def test_blocks_of_tuples_load_what_rows_load() -> None:
     assert np.array_equal(blocks._seqs[:700], one._seqs[:700])
     assert blocks._seqs[5] == 9 and blocks._seqs[3] == -1 and blocks._conversations[3] == -1
     assert blocks._named_refs == one._named_refs and blocks._named_positions == one._named_positions
+    # The reserved room (an eighth more) takes a later block without regrowing.
+    buffer = blocks._rows
+    blocks.append_block(plain[:50])
+    assert blocks._rows is buffer and len(blocks) == 750
     assert blocks.similarity_of(vectors[3], [("memory", "m-3")]) == pytest.approx(
         {("memory", "m-3"): 1.0}, abs=1e-3
     )

@@ -181,9 +181,12 @@ class VectorMatrix:
             self._append(rows)
 
     def reserve(self, rows: int) -> None:
-        """Room for ``rows`` more rows: a load that knows its size allocates once
-        (doubling up to a million rows held the old and new buffers at once)."""
-        self._reserve(self._size + rows)
+        """Room for ``rows`` more rows and an eighth beyond (at least 1,024): a
+        load that knows its size allocates once (doubling up to a million rows
+        held the old and new buffers at once), and the rows a worker embeds
+        after it fit without doubling a full buffer (768 MB for a million rows,
+        the old one held meanwhile)."""
+        self._reserve(self._size + rows + max(rows // 8, 1_024))
 
     def _append(self, rows: Sequence[Sequence[Any]]) -> None:
         np = self._np
