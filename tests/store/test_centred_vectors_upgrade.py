@@ -11,57 +11,26 @@ PostgreSQL with pgvector).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tests.store import old_code
+from tests.store.old_code import OpenNew, OpenOld
 
 from lossless.embeddings.centring import centre, model_mean
 from lossless.embeddings.models import DEFAULT_MODEL, DIMENSIONS
 from lossless.models import NewMessage
-from lossless.store.contract import NewVector, Store
-from lossless.store.migrations import Migration
+from lossless.store.contract import NewVector
 
 BEFORE = 12
 OTHER = "model-without-a-mean"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def openers(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[Callable[[pytest.MonkeyPatch], Store], Callable[[], Store]]]:
+@pytest.fixture(params=old_code.BACKENDS)
+def openers(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[OpenOld, OpenNew]:
     """(open the store as the code before 0013 would, open it as today's code)."""
-    if request.param == "sqlite":
-        from lossless.store.sqlite import SQLiteStore
-        from lossless.store.sqlite import history as sqlite_history
-        from lossless.store.sqlite import store as sqlite_store
-
-        path = tmp_path / "lcm.db"
-        every = sqlite_store.load_migrations
-
-        def old_sqlite(monkeypatch: pytest.MonkeyPatch) -> Store:
-            before: list[Migration] = [
-                m for m in every("lossless.store.sqlite") if m.version <= BEFORE
-            ]
-            monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
-            # The appends of that code kept no conversation totals (0014).
-            monkeypatch.setattr(sqlite_history.Messages, "_count", lambda *_a, **_k: None)
-            return SQLiteStore(path)
-
-        yield old_sqlite, lambda: SQLiteStore(path)
-        return
-    from lossless.store.postgres import PostgresStore
-    from lossless.store.postgres import migrate as runner
-
-    url: str = request.getfixturevalue("pg_url")
-    all_migrations = runner.available_migrations
-
-    def old_postgres(monkeypatch: pytest.MonkeyPatch) -> Store:
-        before = [m for m in all_migrations() if m.version <= BEFORE]
-        monkeypatch.setattr(runner, "available_migrations", lambda: before)
-        return PostgresStore(url)
-
-    yield old_postgres, lambda: PostgresStore(url)
+    return old_code.openers(request, tmp_path, BEFORE)
 
 
 def _cos(a: Sequence[float], b: Sequence[float]) -> float:
@@ -82,7 +51,7 @@ def _raw(mean: Sequence[float], axis: int) -> tuple[float, ...]:
 
 
 def test_stored_vectors_are_centred_in_place(
-    openers: tuple[Callable[[pytest.MonkeyPatch], Store], Callable[[], Store]],
+    openers: tuple[OpenOld, OpenNew],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shipped = model_mean(DEFAULT_MODEL)

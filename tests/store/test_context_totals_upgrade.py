@@ -9,57 +9,22 @@ a real embedded PostgreSQL).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.store import old_code
 from tests.store.conformance import msg, recount
+from tests.store.old_code import OpenNew, OpenOld
 
 from lossless.models import NewSummary
-from lossless.store.contract import Store
-from lossless.store.migrations import Migration
 
 BEFORE = 11
 
-Opener = Callable[[], Store]
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def openers(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[Callable[[pytest.MonkeyPatch], Store], Opener]]:
+@pytest.fixture(params=old_code.BACKENDS)
+def openers(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[OpenOld, OpenNew]:
     """(open the store as the code before 0012 would, open it as today's code)."""
-    if request.param == "sqlite":
-        from lossless.store.sqlite import SQLiteStore
-        from lossless.store.sqlite import history as sqlite_history
-        from lossless.store.sqlite import store as sqlite_store
-
-        path = tmp_path / "lcm.db"
-        every = sqlite_store.load_migrations
-
-        def old_sqlite(monkeypatch: pytest.MonkeyPatch) -> Store:
-            before: list[Migration] = [
-                m for m in every("lossless.store.sqlite") if m.version <= BEFORE
-            ]
-            monkeypatch.setattr(sqlite_store, "load_migrations", lambda _package: before)
-            # The appends of that code kept no conversation totals (0014).
-            monkeypatch.setattr(sqlite_history.Messages, "_count", lambda *_a, **_k: None)
-            return SQLiteStore(path)
-
-        yield old_sqlite, lambda: SQLiteStore(path)
-        return
-    from lossless.store.postgres import PostgresStore
-    from lossless.store.postgres import migrate as runner
-
-    url: str = request.getfixturevalue("pg_url")
-    all_migrations = runner.available_migrations
-
-    def old_postgres(monkeypatch: pytest.MonkeyPatch) -> Store:
-        before = [m for m in all_migrations() if m.version <= BEFORE]
-        monkeypatch.setattr(runner, "available_migrations", lambda: before)
-        return PostgresStore(url)
-
-    yield old_postgres, lambda: PostgresStore(url)
+    return old_code.openers(request, tmp_path, BEFORE)
 
 
 def _summary(cid: int, text: str) -> NewSummary:
@@ -67,7 +32,7 @@ def _summary(cid: int, text: str) -> NewSummary:
 
 
 def test_totals_are_backfilled_and_kept(
-    openers: tuple[Callable[[pytest.MonkeyPatch], Store], Opener],
+    openers: tuple[OpenOld, OpenNew],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     open_old, open_new = openers
