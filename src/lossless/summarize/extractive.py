@@ -178,7 +178,8 @@ def _header_of(line: str) -> tuple[str | None, str | None, str] | None:
         attrs = dict(_ATTR_TS_RE.findall(line))
         stamp = _compact_range(attrs.get("earliest_at"), attrs.get("latest_at"))
         return stamp, "summary", ""
-    match = _TS_HEADER_RE.match(line)
+    # Every timestamp holds the "-" of its date: most lines have none.
+    match = _TS_HEADER_RE.match(line) if "-" in line else None
     # A bare timestamp at line start is often a log line inside tool output;
     # it only opens a block with a role/summary label, a heading mark, or alone.
     if match and (match.group("label") or match.group("hash") or not match.group("rest").strip()):
