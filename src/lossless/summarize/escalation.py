@@ -101,7 +101,14 @@ def summarize_with_escalation(
         spent_in += response.input_tokens
         spent_out += response.output_tokens
         summary = response.text.strip()
-        findings = scan(summary, reported_speech=True)
+        # A text in which ``scan`` finds nothing holds nothing for it with
+        # ``reported_speech`` either (that mode only passes over some of the
+        # same matches), so a summary the summarizer scanned clean itself,
+        # exactly as it stands, is not scanned twice.
+        if response.scanned_clean is not None and response.scanned_clean == summary:
+            findings = []
+        else:
+            findings = scan(summary, reported_speech=True)
         if findings:
             shown = "; ".join(f"{f.kind}: {f.excerpt[:60]!r}" for f in findings[:3])
             errors.append(f"{mode}: summary refused, it addresses the agent ({shown})")

@@ -567,15 +567,20 @@ class ExtractiveSummarizer:
         self._estimate = estimate
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        text = self.summarize_text(request)
+        text, clean = self._summarize(request)
         return SummaryResponse(
             text=text,
             input_tokens=self._estimate(request.text),
             output_tokens=self._estimate(text),
             model=None,
+            scanned_clean=text if clean else None,
         )
 
     def summarize_text(self, request: SummaryRequest) -> str:
+        return self._summarize(request)[0]
+
+    def _summarize(self, request: SummaryRequest) -> tuple[str, bool]:
+        """The summary, and whether ``scan`` found nothing in exactly that text."""
         est = self._estimate
         budget = request.budget_tokens
         aggressive = request.mode == "aggressive"
@@ -722,8 +727,8 @@ class ExtractiveSummarizer:
         if scan(out):
             # Lines that are harmless apart can combine once selected next to
             # each other (or the identifier list can quote a command).
-            out = _fit_chars(neutralize(out).text, budget, est)
-        return out
+            return _fit_chars(neutralize(out).text, budget, est), False
+        return out, True
 
 
 def _present(value: str, text: str) -> bool:

@@ -76,6 +76,11 @@ class SummaryResponse:
     input_tokens: int
     output_tokens: int
     model: str | None = None
+    # ``text`` itself when the summarizer ran ``injection.scan`` on exactly
+    # this text and it found nothing (the in-process extractive summarizer
+    # does, as its last step); None otherwise. Escalation then need not scan
+    # it again (see ``summarize_with_escalation``).
+    scanned_clean: str | None = None
 
 
 @runtime_checkable
