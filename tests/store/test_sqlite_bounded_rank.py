@@ -151,3 +151,22 @@ def test_the_any_word_pass_ranks_the_or_querys_rows_by_the_words_each_holds(
     assert both and both < or_rows
     order = [rowid for rowid, _ in got.rows]
     assert set(order[: len(both)]) == both
+
+
+def test_the_any_word_pass_ranks_alike_inside_and_past_its_counted_newest_ids(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, every_word_common: None
+) -> None:
+    """The stretch's rows come from the document count's newest ids when it lies
+    within them, and are read again when it reaches past: the same ranking."""
+    texts = [f"{a} {b} line {i}" for i, (a, b) in enumerate([("parse", "token")] * 5)]
+    texts += [f"the parsers {i} and more words" for i in range(40)]
+    texts += [f"token {i} only" for i in range(40)]
+    fill(store, texts)
+    words = lexical.words("parse token")
+    match = lexical.fts5_match(words, every=False)
+    db = store._db
+    inside = bounded_rank.rank_pass(db, words, match, every=False, need=60)
+    monkeypatch.setattr(bounded_rank, "NEWEST_IDS", 1)
+    past = bounded_rank.rank_pass(db, words, match, every=False, need=60)
+    assert not inside.exact and len(inside.rows) == 85
+    assert past == inside
