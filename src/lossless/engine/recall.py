@@ -11,6 +11,7 @@ ignored memories, cooldown, staleness) can be tested in isolation.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -93,10 +94,12 @@ def coverage_in(query: frozenset[str], text: str) -> float:
     return sum(1 for t in query if any(f in words for f in _forms(t))) / len(query)
 
 
-def _forms(term: str) -> list[str]:
-    """The content words ``stem`` turns into ``term``."""
+@functools.lru_cache(maxsize=4096)
+def _forms(term: str) -> tuple[str, ...]:
+    """The content words ``stem`` turns into ``term`` (asked once per term and
+    candidate text: a search's 50 candidates asked the same few terms)."""
     forms = (term, f"{term}ing", f"{term}ed", f"{term}s")
-    return [f for f in forms if len(f) > 1 and f not in STOPWORDS and stem(f) == term]
+    return tuple(f for f in forms if len(f) > 1 and f not in STOPWORDS and stem(f) == term)
 
 
 def _stands(text: str, word: str) -> bool:
