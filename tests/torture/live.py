@@ -19,6 +19,11 @@ def lcm_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "lossless", *args]
 
 
+#: A worker a hook starts exits a second after its work, not a minute: waiting
+#: for it (``running_worker_pid``) then takes seconds.
+PROMPT_WORKER = {"LCM_WORKER_IDLE_S": "1"}
+
+
 def lcm_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment (a PostgreSQL backend included), ``home`` as LCM_HOME."""
-    return {**os.environ, **SMALL_COMPACTION, "LCM_HOME": str(home), **extra}
+    return {**os.environ, **SMALL_COMPACTION, **PROMPT_WORKER, "LCM_HOME": str(home), **extra}
