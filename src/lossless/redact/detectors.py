@@ -813,12 +813,24 @@ def _assignment_at(text: str, i: int, seen: set[int]) -> tuple[int, Finding | No
     return parsed_end, Finding(vstart, vend, category)
 
 
+#: A placeholder this redactor wrote: only real categories count, so that
+#: "[REDACTED:ghp_...]" does not shield the token inside it.
+PLACEHOLDER_RE: Final = re.compile(
+    r"\[REDACTED:(?:" + "|".join(CATEGORIES) + r"|user:[A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]"
+)
+
+
 def find_named_value(name: str, value: str) -> Finding | None:
     """The secret in a string ``value`` stored under key ``name`` (structured data).
 
     ``{"password": "..."}`` decoded from JSON has no ``password=`` left in the
     text, so the key is judged here; an auth scheme prefix ("Bearer ") is kept.
+    A placeholder in the key names the secret that was there, not the field:
+    read as a name, "[REDACTED:openai_api_key]" would make the value look
+    assigned to an API key the second time a document is redacted.
     """
+    if PLACEHOLDER_PREFIX in name:
+        name = PLACEHOLDER_RE.sub(" ", name)
     kind = name_kind(name)
     if kind is None:
         return None

@@ -26,8 +26,8 @@ from typing import Any, Final, TypeVar
 
 from lossless.models import NewMessage, NewNativeRecord, NewPart
 from lossless.redact.detectors import (
-    CATEGORIES,
     PLACEHOLDER_PREFIX,
+    PLACEHOLDER_RE,
     PRIORITY,
     USER_PRIORITY,
     Finding,
@@ -39,11 +39,6 @@ from lossless.redact.patterns import UserPattern, compile_pattern
 
 T = TypeVar("T")
 
-# Only real categories count as placeholders: "[REDACTED:ghp_...]" must not
-# shield the token inside it.
-_EXISTING: Final = re.compile(
-    r"\[REDACTED:(?:" + "|".join(CATEGORIES) + r"|user:[A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]"
-)
 _JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 #: Rounds of find-and-replace before giving up on reaching a fixpoint; one is
@@ -263,8 +258,10 @@ class Redactor:
             if frame.is_dict:
                 k: Any = item[0]
                 child = item[1]
-                child_key = k if isinstance(k, str) else None
                 new_k = self._walk_string(k, None, counts) if keys and isinstance(k, str) else k
+                # The value is judged under its key as stored (redacted), so a
+                # second redaction of the result judges it the same way.
+                child_key = new_k if isinstance(new_k, str) else None
                 frame.pending = (k, new_k, child)
             else:
                 child, child_key = item, frame.key
@@ -524,7 +521,7 @@ class _PartScan:
 
 
 def _outside_placeholders(text: str, findings: list[Finding]) -> list[Finding]:
-    existing = [m.span() for m in _EXISTING.finditer(text)]
+    existing = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
     if not existing:
         return findings
     starts = [s for s, _ in existing]
