@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from tests.pg_fixtures import running_server
 from tests.store.postgres_server import EmbeddedPostgres
 
@@ -39,6 +40,12 @@ os.environ.update(SUITE_ENV)
 # shell's, or pytest-xdist's workers', which start with COLUMNS=80, LINES=24.
 for _inherited in ("COLUMNS", "LINES"):
     os.environ.pop(_inherited, None)
+# CI (``.ci/run`` sets LCM_CI=1) draws the same property-test examples on every
+# run: Hypothesis's "ci" profile (derandomized, no example database), so that a
+# fresh clone's run cannot pass or fail by luck. Everywhere else each run draws
+# new examples; a failure one finds is kept as an ``@example`` of its test.
+if os.environ.get("LCM_CI"):
+    settings.load_profile("ci")
 
 
 def _started_under(base: str) -> dict[int, str]:
