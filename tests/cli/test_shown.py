@@ -86,7 +86,13 @@ def test_a_pipe_gets_the_stored_text_byte_for_byte(home: Path) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [("describe", "1"), ("messages", "s-1", "--full"), ("messages", "s-1"), ("grep", "red")],
+    [
+        ("describe", "1"),
+        ("messages", "s-1", "--full"),
+        ("messages", "s-1"),
+        ("grep", "red"),
+        ("context", "s-1"),
+    ],
 )
 def test_a_terminal_gets_no_control_code_from_stored_text(home: Path, args: tuple[str]) -> None:
     received = _on_terminal(home, *args).decode("utf-8")

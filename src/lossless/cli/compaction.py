@@ -11,7 +11,7 @@ import click
 
 from lossless.cli.app import cli, emit_json, json_option, state_of
 from lossless.cli.output import clipped, print_table, wrapped
-from lossless.cli.shown import show
+from lossless.cli.shown import for_stream, show
 from lossless.engine.compaction import CompactionPlan, CompactionResult, PassResult
 from lossless.errors import InputError
 from lossless.models import Conversation
@@ -341,7 +341,7 @@ def _print_messages(messages: list[dict[str, Any]], limit: int) -> None:
     for message in messages:
         role = message.get("role", "?")
         extra = f" {message['tool_call_id']}" if "tool_call_id" in message else ""
-        click.echo(click.style(f"── {role}{extra} ──", bold=True))
+        click.echo(click.style(for_stream(f"── {role}{extra} ──", sys.stdout), bold=True))
         content = message.get("content")
         if isinstance(content, str):
             show(content if len(content) <= limit else content[: limit - 1] + "…")
