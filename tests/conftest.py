@@ -71,17 +71,31 @@ LEFT_RUNNING: dict[int, str] = {}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _nothing_left_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _nothing_left_running(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Iterator[None]:
     """After the run, nothing it started may go on (a worker, a hook server, a
     browser, a client's app-server): each is stopped, and named in the summary
     so the test that left it can be found (torn down last of all fixtures)."""
     yield
     if not Path("/proc/self/environ").exists():
         return
-    LEFT_RUNNING.update(_started_under(str(tmp_path_factory.getbasetemp())))
-    for pid in LEFT_RUNNING:
+    found = _started_under(str(tmp_path_factory.getbasetemp()))
+    for pid in found:
         with contextlib.suppress(OSError):  # it may have ended meanwhile
             os.kill(pid, signal.SIGTERM)
+    LEFT_RUNNING.update(found)
+    # An xdist worker's summary is never shown: its list goes to the controller.
+    output = getattr(pytestconfig, "workeroutput", None)
+    if output is not None:
+        output["left_running"] = {str(pid): command for pid, command in found.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """The controller gathers what each xdist worker found left running."""
+    left = getattr(node, "workeroutput", {}).get("left_running", {})
+    LEFT_RUNNING.update({int(pid): command for pid, command in left.items()})
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
