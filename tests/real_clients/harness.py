@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import SUITE_ENV
 from tests.real_clients.model_server import ModelServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,13 @@ class Sandbox:
             # Hooks run on the home's hook server, as a user's do; should a
             # test end without stopping it, it goes by itself soon.
             "LCM_HOOKS_SERVER_IDLE_S": "120",
+            # A worker a hook or an import starts goes a second after its work
+            # (not the default minute), so none outlives the test; and it has
+            # no embedding backlog to work through (the suite's setting: the
+            # extra is installed here, and embedding a session costs CPU
+            # minutes that no client test looks at).
+            "LCM_WORKER_IDLE_S": "1",
+            "LCM_SEMANTIC_ENABLED": SUITE_ENV["LCM_SEMANTIC_ENABLED"],
             # Claude Code
             "ANTHROPIC_BASE_URL": self.server.url,
             "ANTHROPIC_API_KEY": "sk-ant-scripted",
