@@ -241,8 +241,12 @@ def test_installed_hook_command_runs_and_ingests(
     }
     # The bare environment below has no LCM_TRANSCRIPT_DIRS: allow the test's
     # folder in the configuration file, as a user would for a custom location.
+    # The hook server the hook starts for the next one (the bare environment
+    # keeps it on, as a user's) exits a second after, not half an hour.
     lcm_home.mkdir(parents=True, exist_ok=True)
-    (lcm_home / "config.toml").write_text(f"transcript_dirs = {json.dumps(str(tmp_path))}\n")
+    (lcm_home / "config.toml").write_text(
+        f"transcript_dirs = {json.dumps(str(tmp_path))}\n\n[hooks]\nserver_idle_s = 1\n"
+    )
     # The command runs through a shell from an unrelated directory with a bare
     # environment, as the client does.
     done = subprocess.run(
