@@ -48,7 +48,7 @@ if os.environ.get("LCM_CI"):
     settings.load_profile("ci")
 
 
-def _started_under(base: str) -> dict[int, str]:
+def processes_started_under(base: str) -> dict[int, str]:
     """Processes whose command line or environment names a path under ``base``
     (this run's temporary folders: a test's home, profile or transcripts)."""
     marker = (base.rstrip("/") + "/").encode()
@@ -80,7 +80,7 @@ def _nothing_left_running(
     yield
     if not Path("/proc/self/environ").exists():
         return
-    found = _started_under(str(tmp_path_factory.getbasetemp()))
+    found = processes_started_under(str(tmp_path_factory.getbasetemp()))
     for pid in found:
         with contextlib.suppress(OSError):  # it may have ended meanwhile
             os.kill(pid, signal.SIGTERM)
