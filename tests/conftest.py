@@ -66,6 +66,15 @@ def processes_started_under(base: str) -> dict[int, str]:
     return found
 
 
+def stop_processes_started_under(base: str) -> dict[int, str]:
+    """SIGTERM each of ``processes_started_under(base)``; the ones it found."""
+    found = processes_started_under(base)
+    for pid in found:
+        with contextlib.suppress(OSError):  # it may have ended meanwhile
+            os.kill(pid, signal.SIGTERM)
+    return found
+
+
 #: What ``_nothing_left_running`` found and stopped, for the terminal summary.
 LEFT_RUNNING: dict[int, str] = {}
 
@@ -80,10 +89,7 @@ def _nothing_left_running(
     yield
     if not Path("/proc/self/environ").exists():
         return
-    found = processes_started_under(str(tmp_path_factory.getbasetemp()))
-    for pid in found:
-        with contextlib.suppress(OSError):  # it may have ended meanwhile
-            os.kill(pid, signal.SIGTERM)
+    found = stop_processes_started_under(str(tmp_path_factory.getbasetemp()))
     LEFT_RUNNING.update(found)
     # An xdist worker's summary is never shown: its list goes to the controller.
     output = getattr(pytestconfig, "workeroutput", None)

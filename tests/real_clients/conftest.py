@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import processes_started_under
+from tests.conftest import stop_processes_started_under
 from tests.real_clients.harness import Sandbox, ensure_clients
 from tests.real_clients.model_server import ModelServer, Reply, Request, Script
 
@@ -50,6 +47,4 @@ def sandbox(tmp_path: Path, clients_bin: Path, conversation: Conversation) -> It
         stop(box.lcm_home)
         # Nor anything else a client started in the sandbox (Codex leaves its
         # app-server running after `codex exec`; a worker may still compact).
-        for pid in processes_started_under(str(tmp_path)):
-            with contextlib.suppress(OSError):  # it may have ended meanwhile
-                os.kill(pid, signal.SIGTERM)
+        stop_processes_started_under(str(tmp_path))

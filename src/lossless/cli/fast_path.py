@@ -196,9 +196,11 @@ def _grep(home: Path | None, params: dict[str, Any]) -> int | None:
         except ValueError:
             return None  # click says what is wrong with it
     from lossless.cli.grep_command import run_grep
+    from lossless.cli.output import print_json
 
     return _running(
-        home, lambda state: run_grep(state.engine(), since=since_ts, say=_say, emit=_emit, **params)
+        home,
+        lambda state: run_grep(state.engine(), since=since_ts, say=_say, emit=print_json, **params),
     )
 
 
@@ -251,13 +253,3 @@ def _running(home: Path | None, work: Callable[[CliState], None]) -> int:
 def _say(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
-
-
-def _emit(value: Any) -> None:
-    """One JSON document on stdout, as ``cli.app.emit_json`` prints it."""
-    import json
-
-    from lossless.jsonable import to_jsonable
-
-    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
-    sys.stdout.flush()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from lossless.jsonable import to_jsonable
-
 
 class Lines(Protocol):
     """Where a command's output goes."""
@@ -33,9 +31,6 @@ class PrintedLines:
         wrapped(text, indent=indent, status=status)
 
     def emit(self, value: Any) -> None:
-        """One JSON document, as ``cli.app.emit_json`` prints it."""
-        import json
-        import sys
+        from lossless.cli.output import print_json
 
-        sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
-        sys.stdout.flush()
+        print_json(value)

@@ -128,9 +128,9 @@ def print_table(
         for i in range(len(headers))
     ]
     cut_end = [header in one_line for header in headers]
-    if sys.stdout.isatty():  # stored text in cells must not drive the terminal
-        from lossless.cli.shown import inert
+    from lossless.cli.shown import inert, is_terminal
 
+    if is_terminal(sys.stdout):  # stored text in cells must not drive the terminal
         rows = [[inert(v) if isinstance(v, str) else v for v in row] for row in rows]
     cells = [
         [_cell(v, max_width, one_line=end) for v, end in zip(row, cut_end, strict=True)]
@@ -227,3 +227,13 @@ def clipped(text: str) -> str:
     if width is None or len(text) <= width:
         return text
     return text[: max(0, width - 1)] + ELLIPSIS
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on stdout, as ``cli.app.emit_json`` prints it."""
+    import json
+
+    from lossless.jsonable import to_jsonable
+
+    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()

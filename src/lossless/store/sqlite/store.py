@@ -176,22 +176,15 @@ class SQLiteStore:
             "applied_at TEXT NOT NULL)"
         )
         available = load_migrations("lossless.store.sqlite")
-
-        def applied() -> list[AppliedMigration]:
-            return [
-                AppliedMigration(r["version"], r["name"], r["checksum"])
-                for r in db.execute("SELECT version, name, checksum FROM schema_migrations")
-            ]
-
         # Decided first without the write lock: a current store (every hook,
         # every read command) must not wait behind another process's write
         # transaction. Only a pending migration takes the lock, and the
         # ledger is read again under it (another process may have migrated).
-        if not pending_migrations(available, applied(), where=str(self.path)):
+        if not pending_migrations(available, _ledger(db), where=str(self.path)):
             return
         db.execute("BEGIN IMMEDIATE")
         try:
-            for migration in pending_migrations(available, applied(), where=str(self.path)):
+            for migration in pending_migrations(available, _ledger(db), where=str(self.path)):
                 for statement in split_statements(migration.sql):
                     db.execute(statement)
                 db.execute(
@@ -208,10 +201,7 @@ class SQLiteStore:
         """A read-only store is used as it is: only if no migration is pending."""
         available = load_migrations("lossless.store.sqlite")
         try:
-            applied = [
-                AppliedMigration(r["version"], r["name"], r["checksum"])
-                for r in self._db.execute("SELECT version, name, checksum FROM schema_migrations")
-            ]
+            applied = _ledger(self._db)
         except sqlite3.OperationalError:
             applied = []
         pending = pending_migrations(available, applied, where=str(self.path))
@@ -585,6 +575,14 @@ def _full_text_problems(
         except sqlite3.DatabaseError as exc:
             problems.append(f"full-text index {table}: {exc}")
     return problems
+
+
+def _ledger(db: sqlite3.Connection) -> list[AppliedMigration]:
+    """The migrations the database's ledger records as applied."""
+    return [
+        AppliedMigration(r["version"], r["name"], r["checksum"])
+        for r in db.execute("SELECT version, name, checksum FROM schema_migrations")
+    ]
 
 
 def open_sqlite(path: Path | str) -> SQLiteStore:
