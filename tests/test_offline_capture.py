@@ -83,6 +83,20 @@ def assert_same(live: str, bulk: str) -> None:
     assert sum(len(v["messages"]) for v in want.values()) > 0
 
 
+def captured_ever(home: Path) -> int:
+    """How many events were ever put into the outbox (its AUTOINCREMENT high-water mark)."""
+    import sqlite3
+
+    with sqlite3.connect(home / OUTBOX_FILE) as db:
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def delivered_in(log: str) -> int:
+    """The events the hooks' log lines say they delivered from the outbox."""
+    return sum(int(n) for n in re.findall(r"outbox: (\d+) delivered", log))
+
+
 def outbox_pending(home: Path) -> int:
     path = home / OUTBOX_FILE
     if not path.exists():
@@ -177,9 +191,17 @@ def test_hooks_fired_while_the_server_is_down_are_delivered_once_by_the_next_hoo
         fire("SessionEnd", claude_payload("SessionEnd", live, source.stem), client="claude-code")
     )
     assert outbox_pending(lcm_home) == 0
-    assert receipts(pg_home) == captured
     log = hooks_log(lcm_home)
-    assert f"outbox: {captured} delivered, 0 left" in log, log
+    # Every event ever captured was delivered, each once. A hook after the
+    # restart may capture too (on a loaded machine its 2 s connect can time
+    # out, or the server can refuse it for a moment): the count then exceeds
+    # what was captured while the server was down, and its log line says why.
+    ever = captured_ever(lcm_home)
+    assert ever >= captured
+    if ever > captured:
+        assert log.count("captured offline") > 6, log
+    assert receipts(pg_home) == ever, log
+    assert delivered_in(log) == ever, log
     assert " error " not in log
     bulk = bulk_import(own_pg_server, live_files(live_dir, source.stem), tmp_path / "bulk")
     assert_same(pg_home, bulk)
