@@ -100,7 +100,7 @@ class SQLiteStore:
                     f"cannot create SQLite database {self.path}: {exc.strerror or exc}"
                 ) from None
         try:
-            self._open()
+            self._open_waiting_out_busy()
         except sqlite3.DatabaseError as exc:
             # On a full disk SQLite cannot even read a WAL store: its shared
             # memory file cannot grow. Nobody can write there either, so the
@@ -118,6 +118,28 @@ class SQLiteStore:
                 self._open()
             except sqlite3.DatabaseError:
                 raise faults.full_disk(self.path, str(exc)) from exc
+
+    def _open_waiting_out_busy(self) -> None:
+        """``_open``, tried again while SQLite answers busy, for up to ``BUSY_TIMEOUT_MS``.
+
+        Some of an open's steps can get SQLITE_BUSY without SQLite's busy
+        handler waiting (a new file's switch to WAL, a killed writer's WAL
+        being recovered by another process): seen as "database is locked"
+        from a reader started beside the hook that created the store. The
+        open is idempotent (a migration rolls back whole), so it is retried.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.02
+        while True:
+            try:
+                self._open()
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     def _open(self) -> None:
         """Connect and prepare; a read-only store is opened read-only, unmigrated."""
