@@ -527,7 +527,6 @@ class SQLiteStore:
                 "messages_fts",
                 "messages_trigram",
                 "summaries_fts",
-                "summaries_trigram",
                 "memories_fts",
             ):
                 db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
@@ -580,7 +579,6 @@ _FULL_TEXT_TABLES = (
     "messages_fts",
     "messages_trigram",
     "summaries_fts",
-    "summaries_trigram",
     "memories_fts",
 )
 
