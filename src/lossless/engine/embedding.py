@@ -9,7 +9,6 @@ search uses whatever is embedded so far (``semantic_status`` says how much).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from array import array
 from collections import OrderedDict
@@ -63,6 +62,8 @@ _RECENT = _RecentVectors(_REUSE_CHUNKS)
 
 
 def _key(model: str, text: str) -> tuple[str, bytes]:
+    import hashlib  # not at the top: `lcm status` reads semantic_status, not hashes (~2 ms)
+
     return model, hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
 
 

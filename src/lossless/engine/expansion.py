@@ -173,6 +173,8 @@ def parse_cursor(text: str) -> Cursor:
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
+    """One node of an expansion: a summary or message id, and its depth below the root."""
+
     kind: NodeKind
     id: str
     level: int

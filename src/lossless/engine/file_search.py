@@ -34,6 +34,8 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True, slots=True)
 class FileMatch:
+    """Where a large file's text matched a query: the characters and a snippet around them."""
+
     file: LargeFile
     offset: int
     end: int

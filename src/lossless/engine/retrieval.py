@@ -40,6 +40,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class MessageDescription:
+    """``describe`` of a message: it, its parts, its conversation and what covers it."""
+
     kind: Literal["message"]
     message: Message
     parts: list[Part]
@@ -50,6 +52,8 @@ class MessageDescription:
 
 @dataclass(frozen=True, slots=True)
 class SummaryDescription:
+    """``describe`` of a summary: it, what it was built from and what it was condensed into."""
+
     kind: Literal["summary"]
     summary: Summary
     source_message_ids: list[int]
@@ -60,6 +64,8 @@ class SummaryDescription:
 
 @dataclass(frozen=True, slots=True)
 class FileDescription:
+    """``describe`` of a large file: its record and its text (or why it cannot be read)."""
+
     kind: Literal["file"]
     file: LargeFile
     content: str | None

@@ -37,7 +37,6 @@ effect and its receipt commit together (see ``lossless.store.outbox``).
 from __future__ import annotations
 
 import builtins
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -76,6 +75,8 @@ GrepScope = Literal["messages", "summaries", "both"]
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
+    """What a backend can do: the searches it runs, whether it coordinates several hosts."""
+
     full_text: bool = True
     regex: bool = True
     substring_index: bool = True
@@ -88,6 +89,8 @@ class Capabilities:
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
+    """The messages an append stored, and how many it skipped as already stored."""
+
     inserted: list[Message]
     skipped: int
 
@@ -138,6 +141,8 @@ class GrepHits(list[SearchHit]):
 
 @dataclass(frozen=True, slots=True)
 class Lease:
+    """A conversation's lease as taken: its holder, fencing token and end (epoch seconds)."""
+
     conversation_id: int
     owner: str
     fence: int
@@ -867,6 +872,8 @@ def normalize_memory_text(text: str) -> str:
 
 def memory_text_hash(text: str) -> str:
     """SHA-256 (hex) of ``normalize_memory_text(text)``: the de-duplication key."""
+    import hashlib  # not at the top: reading a store needs no hashlib (~2 ms of OpenSSL)
+
     return hashlib.sha256(normalize_memory_text(text).encode("utf-8")).hexdigest()
 
 
@@ -889,6 +896,8 @@ class NewMemory:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
+    """A stored memory of a project, with where it came from and how often it was used."""
+
     id: str
     project: str
     text: str

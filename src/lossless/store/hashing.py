@@ -15,7 +15,11 @@ read alike through ``recorded`` (``lcm gc`` turns the text into bytes).
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 __all__ = [
     "message_digest",
@@ -32,8 +36,21 @@ _SEP = "\x1f"
 _NULL = "\x1e"
 
 
+def _first_sha256(data: bytes) -> HASH:
+    """hashlib's SHA-256, imported by the first hash: a command that only reads
+    the store (``lcm grep``, ``status``) does not load its OpenSSL binding (~2 ms)."""
+    global _sha256
+    from hashlib import sha256
+
+    _sha256 = sha256
+    return sha256(data)
+
+
+_sha256: Callable[[bytes], HASH] = _first_sha256
+
+
 def _digest(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 # The digests are what SQLite stores (``stored``'s bytes, without the hex text

@@ -8,7 +8,6 @@ SQLite hands back text, PostgreSQL an already-decoded value.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -201,6 +200,8 @@ def new_summary(summary: NewSummary) -> Summary:
     UUID, so two summaries of the same text never collide.
     """
     created_at = utc_now_iso()
+    import hashlib  # not at the top: reading a store needs no hashlib (~2 ms of OpenSSL)
+
     digest = hashlib.sha256(f"{summary.content}\x1f{created_at}\x1f{random_uuid()}".encode())
     fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(summary)}
     fields["file_ids"] = tuple(summary.file_ids)
