@@ -101,6 +101,16 @@ READ = [
     ["grep", "nothing like it"],
     ["grep", "billing", "-c", "no-such-conversation"],  # an error: exit 1
     ["grep", "(unclosed"],  # a pattern that is not a regex: exit 1
+    ["grep", "(unclosed", "--json"],
+    ["grep", "billing", "--scope", "summaries"],  # nothing summarized: no results
+    ["grep", "nothing like it", "--json"],
+    ["grep", "billing", "--scope", "both", "--limit", "2", "--json"],
+    ["grep", "(?i)BILLING", "-n", "1", "--mode", "regex"],
+    ["grep", "BILLING"],
+    ["grep", "billing port", "--mode", "full_text", "-n", "1"],
+    ["grep", "billing", "--project", "no-such-project"],
+    ["grep", "billing", "--since", "2000-01-01", "--limit=2"],
+    ["grep", "billing", "--session", "no-such-session", "--json"],
     ["describe", "1"],
     ["describe", "2", "--json"],
     ["describe", "1", "--offset", "4", "--chars", "7"],
@@ -147,6 +157,55 @@ def test_prints_what_click_prints(home: Path) -> None:
     # --home names the folder as LCM_HOME does; the hits are real ones.
     code, out, _ = _fast(["--home", str(home), "grep", "8443", "--json"], {})
     assert code == 0 and len(json.loads(out)["hits"]) == 2
+
+
+def test_grep_on_a_missing_store_prints_what_click_prints(tmp_path: Path) -> None:
+    """A data folder that does not exist yet: each path makes its own, the same way."""
+    runner = CliRunner()
+    for args in (["grep", "anything"], ["grep", "anything", "--json"], ["grep", "(x"]):
+        fast_home, click_home = (tmp_path / name / "lcm" for name in ("fast", "click"))
+        code, out, err = _fast(args, {"LCM_HOME": str(fast_home)})
+        by_click = runner.invoke(cli, args, env={"LCM_HOME": str(click_home)})
+        assert code is not None, args
+        assert (code, out, err) == (by_click.exit_code, by_click.stdout, by_click.stderr), args
+        assert sorted(p.name for p in fast_home.iterdir()) == sorted(
+            p.name for p in click_home.iterdir()
+        )
+        shutil.rmtree(tmp_path / "fast")
+        shutil.rmtree(tmp_path / "click")
+
+
+# `lcm` itself (cli.main: the fast path, inspect deferred, no click) against
+# click's group run as `lcm` runs it, each in its own interpreter, byte for byte.
+_BY_MAIN = "import sys; from lossless.cli import main; main(sys.argv[1:])"
+_BY_CLICK = "import sys; from lossless.cli.app import cli; cli(args=sys.argv[1:], prog_name='lcm')"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grep", "billing"],
+        ["grep", "8443", "--limit", "1", "--json"],
+        ["grep", "b.ll+ing", "--scope", "messages", "-n", "2"],
+        ["grep", "nothing like it"],
+        ["grep", "(unclosed"],
+        ["grep", "billing", "-c", "no-such-conversation"],
+    ],
+)
+def test_lcm_prints_the_bytes_its_click_command_prints(home: Path, args: list[str]) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LCM_HOME": str(home), "COLUMNS": "90"}
+    by_main, by_click = (
+        subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, timeout=60, env=env
+        )
+        for script in (_BY_MAIN, _BY_CLICK)
+    )
+    assert (by_main.returncode, by_main.stdout, by_main.stderr) == (
+        by_click.returncode,
+        by_click.stdout,
+        by_click.stderr,
+    )
+    assert by_main.stdout or by_main.stderr
 
 
 def test_runs_without_click(home: Path) -> None:
