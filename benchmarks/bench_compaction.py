@@ -36,6 +36,8 @@ Usage::
     # assembly of the largest conversation of a kept store (bench_grep --build-into),
     # then of a copy swept with the zero-cost summarizer:
     .venv/bin/python benchmarks/bench_compaction.py --assemble-store /tmp/g1m --sweep-copy /tmp/g1m-c
+    # keep the stores (overhead/, template/, extractive/) for `lcm status --sizes`:
+    .venv/bin/python benchmarks/bench_compaction.py --messages 20000 --skip-quality --keep /tmp/c
 """
 
 from __future__ import annotations
@@ -554,12 +556,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="with --assemble-store: also copy the store here, sweep it, time assembly again",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="build the stores in this (new) folder and keep them, e.g. for `lcm status --sizes`",
+    )
     args = parser.parse_args(argv)
     common.print_machine()
     if args.assemble_store is not None:
         bench_store_assembly(args.assemble_store, args.assemble_runs, args.sweep_copy)
         return 0
-    scratch = Path(tempfile.mkdtemp(prefix="lcm-bench-compaction-"))
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="lcm-bench-compaction-"))
     try:
         if not args.skip_overhead:
             template = None if args.skip_extractive else scratch / "template"
@@ -571,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_quality:
             bench_quality(scratch, args.quality_messages, args.plant_every)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
