@@ -173,6 +173,33 @@ def test_dataclass_methods_are_compiled_once_and_behave_the_same(prefix: Path) -
     assert run_dataclasses(prefix)["loaded"] == 0  # a corrupt file is a miss
 
 
+def test_kept_code_is_read_entry_by_entry(prefix: Path) -> None:
+    first = run_dataclasses(prefix)
+    (path,) = prefix.rglob("dataclass-code.*.marshal")
+    header, entries = marshal.loads(path.read_bytes())
+    # Each entry is its code object's own marshal bytes, read when its text comes up.
+    assert len(entries) == first["added"]
+    assert all(isinstance(blob, bytes) for blob in entries.values())
+    # A corrupt entry, or one that is not code, is a miss for that text alone:
+    # compiled again, behaving the same; the others are still used.
+    sources = sorted(entries)
+    entries[sources[0]] = b"\x00garbage"
+    entries[sources[1]] = marshal.dumps("not code")
+    path.write_bytes(marshal.dumps((header, entries)))
+    again = run_dataclasses(prefix)
+    assert again["compiled"] == again["added"] == 2
+    for key in ("repr", "frozen", "same", "hash"):
+        assert again[key] == first[key], key
+    # A file of the earlier form (code objects, a header without the form's
+    # name) is a miss as a whole, then rewritten in this form.
+    old = {
+        source: marshal.loads(blob) for source, blob in entries.items() if source not in sources[:2]
+    }
+    path.write_bytes(marshal.dumps((header[:3], old)))
+    assert run_dataclasses(prefix)["loaded"] == 0
+    assert run_dataclasses(prefix)["loaded"] == first["added"]
+
+
 # --------------------------------------------------------------------------- literal sets
 
 _RUN_LITERALS = """
