@@ -66,7 +66,9 @@ def test_migration_checksum_without_the_builtin_sha256(monkeypatch: pytest.Monke
         raise ImportError(name)
 
     monkeypatch.setattr(migrations.importlib, "import_module", no_module)
+    monkeypatch.setattr(migrations, "_sha256", None)  # looked up again, now absent
     assert first.checksum == expected
+    assert migrations._sha256 is hashlib.sha256
 
 
 def test_changed_applied_migration_is_refused(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,20 +47,28 @@ class AppliedMigration:
 
 
 def _sha256_hex(data: bytes) -> str:
-    """SHA-256 in hex from the interpreter's own implementation (``_sha256``,
-    ``_sha2`` from Python 3.12), the digest hashlib gives: every store opening
-    checks the checksums of the migration files, and hashlib's OpenSSL binding
-    (~2 ms to load) would be most of what that costs a read command. hashlib
-    where neither is built in."""
-    for name in ("_sha2", "_sha256"):
-        try:
-            sha256: Any = importlib.import_module(name).sha256
-        except (ImportError, AttributeError):
-            continue
-        return str(sha256(data).hexdigest())
-    import hashlib
+    """SHA-256 in hex from the interpreter's own implementation, the digest
+    hashlib gives: every store opening checks the checksums of the migration
+    files, and hashlib's OpenSSL binding (~2 ms to load) would be most of what
+    that costs a read command."""
+    global _sha256
+    if _sha256 is None:
+        _sha256 = _builtin_sha256()
+    return str(_sha256(data).hexdigest())
 
-    return hashlib.sha256(data).hexdigest()
+
+_sha256: Any = None
+
+
+def _builtin_sha256() -> Any:
+    """``_sha256.sha256`` (``_sha2`` from Python 3.12); hashlib's where it is not built."""
+    # Looked up once: a module that is not there is searched for on every import.
+    try:
+        return importlib.import_module("_sha2" if sys.version_info >= (3, 12) else "_sha256").sha256
+    except (ImportError, AttributeError):
+        import hashlib
+
+        return hashlib.sha256
 
 
 def load_migrations(package: str) -> list[Migration]:
