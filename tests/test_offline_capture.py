@@ -34,6 +34,8 @@ from tests.test_hooks import (
     store_snapshot,
 )
 
+from lossless.config import load_config
+from lossless.doctor import check_outbox
 from lossless.store.outbox import OUTBOX_FILE, Outbox
 from lossless.worker import running_worker_pid
 
@@ -174,7 +176,21 @@ def test_hooks_fired_while_the_server_is_down_are_delivered_once_by_the_next_hoo
         step = grow_and_fire(growers, live, source.stem, 6, step)
         captured = outbox_pending(lcm_home)
         assert captured >= 6
-        assert hooks_log(lcm_home).count("captured offline") == 6
+        log = hooks_log(lcm_home)
+        assert log.count("captured offline") == 6
+        # An outage says so; no store error on a live server is claimed.
+        assert (
+            log.count(
+                f"server unavailable (cannot connect to PostgreSQL at 127.0.0.1:{own_pg_server.port}/"
+            )
+            == 6
+        ), log
+        assert "store error" not in log and " warn " not in log, log
+        (waiting,) = check_outbox(load_config(lcm_home))
+        assert (
+            waiting.status == "warn" and f"{captured} event(s) captured offline" in waiting.detail
+        )
+        assert "server unavailable (cannot connect" in waiting.detail
         # Reads never fall back to the outbox: they fail, naming the server.
         status = subprocess.run(
             [*lcm_argv(), "status"], capture_output=True, timeout=60, check=False

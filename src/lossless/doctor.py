@@ -13,7 +13,10 @@ Checks, in the order a user would fix things:
 - **summarizer**: the configured provider can be built (SDK present, command
   on PATH) and answers one tiny real call within ``PROBE_TIMEOUT_S``; a
   failure names its cause (a bad key, a dead server, a command that exits 1).
-- **hooks log**: recent hook failures.
+- **outbox** (PostgreSQL): what hooks captured offline and why, and whether
+  its delivery is stuck.
+- **hooks log**: recent hook failures, and hooks that captured offline after
+  a store error on a live server.
 - **hook server**: whether the resident hook server runs (pid, idle timeout)
   or is turned off.
 
@@ -23,6 +26,7 @@ command exit non-zero.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -719,6 +723,43 @@ def probe_summarizer(summarizer: object, *, timeout_s: float) -> str | None:
     return None
 
 
+def check_outbox(config: Config) -> list[Check]:
+    """What hooks captured offline (PostgreSQL): nothing waiting, waiting, or stuck."""
+    from lossless.errors import LosslessError
+    from lossless.offline_capture import outbox_path, outbox_state
+    from lossless.store import is_shared
+
+    try:
+        state = outbox_state(config)
+    except LosslessError as exc:
+        return [Check("outbox", "read", "problem", str(exc), None)]
+    if state is None or not state.pending:
+        if not is_shared(config) and state is None:
+            return []
+        return [Check("outbox", "backlog", "ok", "empty: nothing captured offline is waiting")]
+    if state.lasting:
+        return [
+            Check(
+                "outbox",
+                "backlog",
+                "problem",
+                state.describe(),
+                "fix what the error names (`lcm status` and `lcm postgres status` show the "
+                "store's side); until then hooks keep capturing and nothing is lost; then the "
+                f"next hook or `lcm worker --once` delivers the backlog ({outbox_path(config)})",
+            )
+        ]
+    return [
+        Check(
+            "outbox",
+            "backlog",
+            "warn",
+            state.describe(),
+            "the next hook that can use the server delivers it, or run `lcm worker --once`",
+        )
+    ]
+
+
 def check_hook_log(config: Config) -> list[Check]:
     path = config.log_dir / "hooks.log"
     try:
@@ -730,10 +771,17 @@ def check_hook_log(config: Config) -> list[Check]:
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - RECENT_LOG_S))
     entries = [line for line in lines if line[:4].isdigit()]
     recent = [line for line in entries if line[:19] >= cutoff]
-    errors = [line for line in recent if " error " in line]
+    errors = [line for line in recent if _hook_status(line) == "error"]
+    # A hook that met a store error on a live server and captured offline
+    # (`lossless.hooks.dispatch`): its data is safe, its cause is not fixed.
+    # (The summarizer's health lines are warnings in this log too.)
+    warned = [
+        line for line in recent if _hook_status(line) == "warn" and "captured offline" in line
+    ]
     runs = len(recent)
+    checks: list[Check] = []
     if errors:
-        return [
+        checks.append(
             Check(
                 "hooks",
                 "recent errors",
@@ -742,9 +790,35 @@ def check_hook_log(config: Config) -> list[Check]:
                 f"{errors[-1][:300]}",
                 f"see {path} (a failed hook never interrupts the session; the next one catches up)",
             )
-        ]
+        )
+    if warned:
+        checks.append(
+            Check(
+                "hooks",
+                "store errors",
+                "warn",
+                f"{len(warned)} of {runs} hook run(s) in the last 24h met a store error on a "
+                f"live server and captured offline; last: {warned[-1][:600]}",
+                "nothing was lost (see the outbox check); if it repeats, fix its cause: a "
+                "statement_timeout or lock_timeout set for this role or database, a missing "
+                f"privilege, the schema (see {path})",
+            )
+        )
+    if checks:
+        return checks
     last = entries[-1][:20] if entries else "never"
     return [Check("hooks", "log", "ok", f"{runs} run(s) in the last 24h; last at {last}")]
+
+
+# A hook log line: stamp, event, session (not on failures), pid, then the status
+# word (``lossless.hooks.log``). Matched here, not searched for anywhere in the
+# line: a note such as "store error (...)" is not a failed hook.
+_HOOK_LINE = re.compile(r"\S+ \S+ (?:session=\S+ )?pid=\d+ (\w+) ")
+
+
+def _hook_status(line: str) -> str | None:
+    found = _HOOK_LINE.match(line)
+    return found.group(1) if found else None
 
 
 def check_hook_server(config: Config) -> list[Check]:
@@ -798,6 +872,7 @@ def run_checks(
         checks.extend(check_client(client, config, scopes, probe))
     checks.extend(check_config(config))
     checks.extend(check_store_and_worker(config))
+    checks.extend(check_outbox(config))
     checks.extend(check_summarizer(config, probe=probe_summarizer))
     checks.extend(check_hook_log(config))
     checks.extend(check_hook_server(config))

@@ -20,7 +20,40 @@ class InputError(LosslessError):
 
 
 class StoreError(LosslessError):
-    """The store cannot do what was asked (unreachable, corrupt, closed)."""
+    """The store cannot do what was asked (unreachable, corrupt, closed).
+
+    ``code`` names the cause in a few words for a log line: the SQLSTATE and
+    its condition on PostgreSQL (``57014 QueryCanceled``), else None (the
+    class name says it). ``transient``: the same request can succeed later
+    without anyone acting (a statement or lock timeout, a conflict with a
+    concurrent writer); False means someone has to fix something first (a
+    schema from a newer lossless, a missing privilege, a damaged file).
+    """
+
+    code: str | None = None
+    transient: bool = False
+
+    def __init__(
+        self, message: str = "", *, code: str | None = None, transient: bool | None = None
+    ) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if transient is not None:
+            self.transient = transient
+
+    @property
+    def label(self) -> str:
+        """``code`` if known, else the class name: what a log line calls the error."""
+        return self.code or type(self).__name__
+
+
+class StoreUnavailableError(StoreError):
+    """The server could not be reached: the connection was refused, failed, timed
+    out, or was lost. A live server that answered with an error is a plain
+    ``StoreError``."""
+
+    transient = True
 
 
 class MigrationError(StoreError):

@@ -1,12 +1,22 @@
-"""Offline capture: what hooks could not store on an unreachable server, kept and delivered.
+"""Offline capture: what hooks could not store on the server, kept and delivered.
 
 On PostgreSQL (``storage.backend = postgresql``) a hook that cannot use the
-server (down, unreachable, refusing us) still captures: the raw bytes the
-transcripts gained go into the local outbox (``$LCM_HOME/outbox.db``) and the
-hook returns at once, quietly. The next hook that reaches the server, and the
-worker, deliver the outbox in capture order, each event once (receipts on the
-server). Nothing ever reads history from the outbox: commands that read
-(``lcm status``, MCP) fail clearly while the server is away.
+server still captures: the raw bytes the transcripts gained go into the local
+outbox (``$LCM_HOME/outbox.db``) and the hook returns at once, quietly. The
+next hook that reaches the server, and the worker, deliver the outbox in
+capture order, each event once (receipts on the server). Nothing ever reads
+history from the outbox: commands that read (``lcm status``, MCP) fail
+clearly while the server is away.
+
+Why a hook captured is a ``CaptureCause``: the server unavailable (down,
+unreachable, timed out), or a store error a live server answered with, which
+either clears by itself (a statement or lock timeout, a conflict with the
+worker) or lasts until someone fixes it (a schema from a newer lossless, a
+missing privilege). Hooks capture in every case, since a hook never loses
+data nor fails the client's turn; the latest cause and the last delivery
+failure are kept in the outbox, where ``outbox_state`` reads them for ``lcm
+doctor`` and ``lcm status``. The outbox grows only as fast as the transcripts
+do (each byte is captured once, from the previous capture's mark).
 
 Used by hooks (capture, and a bounded delivery) and by the worker (delivery);
 imports nothing heavy at its top level.
@@ -26,11 +36,71 @@ if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
+    from lossless.errors import StoreError
     from lossless.sources.base import ParseEvent, SourceKind
     from lossless.store.outbox import Outbox, OutboxEvent
 
 CAPTURE_KIND = "transcript"
 OUTBOX_LOCK = "outbox.lock"
+# Notes kept in the outbox (``Outbox.note``) for ``outbox_state``.
+LAST_CAUSE = "last_cause"
+DELIVERY_ERROR = "delivery_error"
+# A store error's message in a log line and a note: room for its cause and fix.
+CAUSE_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureCause:
+    """Why a hook captured offline instead of storing.
+
+    ``unavailable``: the server could not be reached. Otherwise a live server
+    answered with an error, ``label`` (SQLSTATE and condition, or the error's
+    class) and ``message`` say which, and ``transient`` whether it clears
+    without anyone acting.
+    """
+
+    unavailable: bool
+    transient: bool
+    label: str
+    message: str
+
+    @classmethod
+    def of(cls, exc: StoreError) -> CaptureCause:
+        from lossless.errors import StoreUnavailableError
+
+        text = " ".join(str(exc).split())
+        if isinstance(exc, StoreUnavailableError):
+            # Its first clause names the server and libpq's reason; the rest
+            # is the usual advice, said once in the docs.
+            return cls(True, True, exc.label, text.split(";")[0])
+        if len(text) > CAUSE_CHARS:
+            text = text[: CAUSE_CHARS - 1] + "…"
+        return cls(False, exc.transient, exc.label, text)
+
+    def note(self) -> str:
+        """The hook log's words for it."""
+        if self.unavailable:
+            return f"server unavailable ({self.message}): captured offline"
+        said = f"store error ({self.label}: {self.message}): captured offline"
+        if self.transient:
+            return (
+                said + "; the next hook or `lcm worker` delivers it (if it repeats: `lcm doctor`)"
+            )
+        return said + (
+            "; this will not clear by itself: fix its cause (`lcm doctor`); "
+            "hooks keep capturing until then"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        from lossless.timeutil import utc_now_iso
+
+        return {
+            "at": utc_now_iso(),
+            "unavailable": self.unavailable,
+            "transient": self.transient,
+            "label": self.label,
+            "message": self.message,
+        }
 
 
 def outbox_path(config: Config) -> Path:
@@ -40,9 +110,15 @@ def outbox_path(config: Config) -> Path:
 
 
 def capture_offline(
-    config: Config, transcripts: Sequence[tuple[Path, SourceKind | None]], *, final: bool
+    config: Config,
+    transcripts: Sequence[tuple[Path, SourceKind | None]],
+    *,
+    final: bool,
+    cause: CaptureCause | None = None,
 ) -> list[str]:
     """Capture what each transcript gained into the outbox; one note per transcript.
+
+    ``cause`` (why the store was not used) is kept in the outbox as its latest.
 
     Each transcript's capture starts where the previous capture of it ended
     (a mark kept in the outbox), or at the start of the file the first time:
@@ -53,6 +129,8 @@ def capture_offline(
 
     notes: list[str] = []
     with Outbox(outbox_path(config)) as outbox:
+        if cause is not None:
+            outbox.note(LAST_CAUSE, cause.to_json())
         for path, kind in transcripts:
             if kind is None:
                 notes.append(f"{path.name}: not a recognised transcript")
@@ -179,11 +257,91 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
             # own. It is idempotent, so a crash between the two repeats it
             # harmlessly.
             report = outbox.deliver(engine.store, apply, atomic=False, limit=limit)
+            from lossless.timeutil import utc_now_iso
+
+            # Kept until a delivery gets past it, for `lcm doctor`.
+            outbox.note(
+                DELIVERY_ERROR,
+                {"at": utc_now_iso(), "error": report.error} if report.error else None,
+            )
     finally:
         lock.release()
     found.delivered, found.duplicates = report.delivered, report.duplicates
     found.remaining, found.error = report.remaining, report.error
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxState:
+    """What waits in the outbox and why, for ``lcm doctor`` and ``lcm status``.
+
+    ``last_cause``: ``CaptureCause.to_json()`` of the latest capture (None
+    before any); ``delivery_error``: ``{"at", "error"}`` of the last delivery
+    that stopped at a failing event, until one gets past it.
+    """
+
+    pending: int
+    payload_bytes: int
+    oldest_at: str | None
+    last_cause: dict[str, Any] | None
+    delivery_error: dict[str, Any] | None
+
+    @property
+    def lasting(self) -> bool:
+        """Events wait for a cause someone must fix: a delivery that fails, or a
+        store error that does not clear by itself."""
+        if not self.pending:
+            return False
+        cause = self.last_cause or {}
+        return self.delivery_error is not None or not cause.get("transient", True)
+
+    def describe(self) -> str:
+        if not self.pending:
+            return "empty"
+        text = (
+            f"{self.pending} event(s) captured offline waiting for the server "
+            f"({self.payload_bytes / 1e6:.1f} MB), the oldest since {self.oldest_at}"
+        )
+        cause = self.last_cause
+        if cause is not None:
+            if cause.get("unavailable"):
+                why = f"server unavailable ({cause.get('message')})"
+            else:
+                why = f"store error ({cause.get('label')}: {cause.get('message')})"
+            text += f"; last captured at {cause.get('at')}: {why}"
+        if self.delivery_error is not None:
+            error = self.delivery_error
+            text += f"; delivery stopped at {error.get('at')}: {error.get('error')}"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pending": self.pending,
+            "payload_bytes": self.payload_bytes,
+            "oldest_at": self.oldest_at,
+            "last_cause": self.last_cause,
+            "delivery_error": self.delivery_error,
+            "described": self.describe(),
+        }
+
+
+def outbox_state(config: Config) -> OutboxState | None:
+    """The outbox's backlog and notes; None when this home has no outbox."""
+    from lossless.store.outbox import Outbox
+
+    path = outbox_path(config)
+    if not path.exists():
+        return None
+    with Outbox(path) as outbox:
+        pending, size, oldest = outbox.backlog()
+        cause, error = outbox.noted(LAST_CAUSE), outbox.noted(DELIVERY_ERROR)
+    return OutboxState(
+        pending,
+        size,
+        oldest,
+        cause if isinstance(cause, dict) else None,
+        error if isinstance(error, dict) else None,
+    )
 
 
 def deliver_capture(engine: Engine, event: OutboxEvent) -> FileImportResult:

@@ -425,8 +425,9 @@ def doctor(ctx: click.Context, project_dir: Path | None, no_probe: bool, as_json
     working lcm, MCP entries), the store (opens, migrations verified), the
     background worker (requests served, compaction errors), the summarizer
     (one tiny real call to the configured provider, at most 20 seconds; a
-    few tokens on a paid API; --no-probe skips it) and recent hook failures.
-    Exits 1 when a problem is found, 0 otherwise (warnings included).
+    few tokens on a paid API; --no-probe skips it), the outbox (PostgreSQL:
+    what hooks captured offline, and why) and recent hook failures and
+    store errors. Exits 1 when a problem is found, 0 otherwise (warnings included).
     """
     from lossless.doctor import run_checks
 

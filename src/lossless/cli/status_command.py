@@ -30,6 +30,7 @@ def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> Non
 
     cap_warning = size_cap_warning(int(info.get("bytes_on_disk", 0)), cap_mb)
     hook_server = _hook_server(engine.config)
+    outbox = _outbox(engine.config)
     if as_json:
         out.emit(
             {
@@ -51,6 +52,7 @@ def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> Non
                 "config_problems": report.config_problems,
                 "semantic": _semantic_json(report),
                 "hook_server": hook_server,
+                "outbox": outbox,
             }
         )
         return
@@ -116,6 +118,8 @@ def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> Non
     for conversation_id, error in sorted(report.compaction_errors.items()):
         show(f"  conversation {conversation_id}: {error}")
     show(f"hook server:   {hook_server['described']}")
+    if outbox is not None and (outbox["pending"] or outbox.get("error")):
+        show(f"outbox:        {outbox['described']} (see `lcm doctor`)")
     for problem in report.config_problems:
         show(f"config problem: {problem} (left out; the valid settings are in use)")
 
@@ -133,6 +137,19 @@ def _semantic_json(report: Status) -> dict[str, object] | None:
         "embedded": None if progress is None else progress.embedded,
         "backlog": None if progress is None else progress.pending,
     }
+
+
+def _outbox(config: Config) -> dict[str, Any] | None:
+    """What hooks captured offline and why (None: this home has no outbox)."""
+    from lossless.errors import LosslessError
+    from lossless.offline_capture import outbox_state
+
+    try:
+        state = outbox_state(config)
+    except LosslessError as exc:
+        # Status still reports the store; the damaged outbox is named.
+        return {"pending": None, "error": str(exc), "described": f"cannot read it: {exc}"}
+    return None if state is None else state.to_json()
 
 
 def _hook_server(config: Config) -> dict[str, Any]:

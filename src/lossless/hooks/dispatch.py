@@ -3,8 +3,14 @@
 Online (the store opens) the event's ingest runs, then what the event adds:
 the DAG view at ``SessionStart``, recalled memories at ``UserPromptSubmit``,
 memory-use feedback at ``Stop``, and compaction requests that wake the
-worker. On PostgreSQL a hook that cannot reach the server captures offline
-instead (``lossless.offline_capture``).
+worker. On PostgreSQL a hook that cannot use the store captures offline
+instead (``lossless.offline_capture``), whatever the store error: the client's
+turn never waits on or fails for the server, and nothing is lost. Its log line
+says which case it was: ``server unavailable (...)`` only for a server that
+could not be reached; ``store error (<SQLSTATE or class>: ...)`` with status
+``warn`` for an error a live server answered with, naming whether it clears
+by itself, and pointing at ``lcm doctor`` (which shows the outbox and why
+hooks fill it).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.ingest import FileImportResult
+    from lossless.errors import StoreError
     from lossless.models import Conversation
 
 # A hook on PostgreSQL gives up on the server after this long and captures
@@ -119,7 +126,9 @@ def main(
             warning = warn_once(config.db_path, config.log_dir, config.storage_size_cap_mb)
             if warning is not None:
                 notes.append(f"size cap: {warning}")
-        log_event(config, event, payload, "ok", time.monotonic() - started, "; ".join(notes))
+        log_event(
+            config, event, payload, outcome.status, time.monotonic() - started, "; ".join(notes)
+        )
     except BaseException as exc:
         # SystemExit/KeyboardInterrupt included: the client must see exit 0.
         detail = f"{type(exc).__name__}: {exc}"
@@ -196,8 +205,9 @@ def handle(
     except StoreError as exc:
         if engine.store.coordination is None:
             raise
-        # The server went away mid-hook. Whatever reached it is stored and the
-        # capture repeats it; delivery skips what the server already has.
+        # The store failed mid-hook (the server went away, or answered with
+        # an error). Whatever reached it is stored and the capture repeats
+        # it; delivery skips what the server already has.
         outcome.output = ""
         return _capture_instead(config, event, payload, outcome, exc, final=final, client=client)
     return outcome
@@ -349,14 +359,18 @@ def _capture_instead(
     event: str,
     payload: dict[str, Any],
     outcome: HookOutcome,
-    exc: BaseException,
+    exc: StoreError,
     *,
     final: bool,
     client: str | None,
 ) -> HookOutcome:
-    """Put what this hook would have ingested into the outbox (server not usable)."""
-    reason = str(exc).split(";")[0]
-    outcome.notes.append(f"server unavailable ({reason}): captured offline")
+    """Put what this hook would have ingested into the outbox (the store not usable)."""
+    from lossless.offline_capture import CaptureCause
+
+    cause = CaptureCause.of(exc)
+    outcome.notes.append(cause.note())
+    if not cause.unavailable:
+        outcome.status = "warn"
     try:
         paths = transcript_paths(payload, config)
         if not paths[0].exists():
@@ -365,7 +379,7 @@ def _capture_instead(
         if not paths[0].is_file():
             raise HookInputError(f"transcript {paths[0]} does not exist or is not a file")
         transcripts = [(path, kind_for(path, client)) for path in paths]
-        outcome.notes.extend(capture_offline(config, transcripts, final=final))
+        outcome.notes.extend(capture_offline(config, transcripts, final=final, cause=cause))
     except HookInputError as bad:
         if event != "SessionStart":
             raise

@@ -32,9 +32,15 @@ class HookInputError(Exception):
 
 @dataclass(slots=True)
 class HookOutcome:
-    """What one hook did: ``output`` goes to stdout, ``notes`` to the log line."""
+    """What one hook did: ``output`` goes to stdout, ``notes`` to the log line.
+
+    ``status`` is the log line's word: ``ok``, or ``warn`` when the hook kept
+    its data safe but the operator should look (a store error on a live
+    server); failures are logged as ``error`` by the dispatcher.
+    """
 
     output: str = ""
+    status: str = "ok"
     notes: list[str] = field(default_factory=list)
     conversation_ids: list[int] = field(default_factory=list)
     worker_started: int | None = None

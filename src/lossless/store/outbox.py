@@ -151,6 +151,32 @@ class Outbox:
         row = self._db.execute("SELECT count(*) FROM events").fetchone()
         return int(row[0])
 
+    def backlog(self) -> tuple[int, int, str | None]:
+        """Events waiting, the bytes of their payloads, and when the oldest was captured."""
+        row = self._db.execute(
+            "SELECT count(*), coalesce(sum(length(payload)), 0), min(created_at) FROM events"
+        ).fetchone()
+        return int(row[0]), int(row[1]), row[2]
+
+    def note(self, key: str, value: JSON | None) -> None:
+        """Keep ``value`` under ``key`` beside the events (None forgets it): what the
+        capturers and deliverers want an operator to see (``lcm doctor``)."""
+        try:
+            if value is None:
+                self._db.execute("DELETE FROM meta WHERE key = ?", (f"note:{key}",))
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    (f"note:{key}", json.dumps(value, ensure_ascii=False, separators=(",", ":"))),
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to the outbox {self.path}: {exc}") from exc
+
+    def noted(self, key: str) -> JSON | None:
+        """The value last kept with ``note(key, ...)``, or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (f"note:{key}",)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     def _head(self, after: int) -> OutboxEvent | None:
         row = self._db.execute(
             "SELECT seq, event_id, kind, payload, created_at FROM events WHERE seq > ? "

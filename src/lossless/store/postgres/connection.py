@@ -3,7 +3,11 @@
 Every driver error leaves the backend as a ``StoreError`` (or a subclass) whose
 message names the server as ``host:port/database`` and never carries the
 password: libpq messages are scrubbed of it, URLs are shown through
-``mask_url``.
+``mask_url``. A server that could not be reached (refused, unreachable, timed
+out, connection lost) is a ``StoreUnavailableError``; an error the live server
+answered with carries its SQLSTATE in ``code`` and says in ``transient``
+whether retrying later can cure it (hooks log the two differently, see
+``lossless.hooks.dispatch``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 
 from lossless.config import SETTINGS, mask_url
-from lossless.errors import ConfigError, StoreError
+from lossless.errors import ConfigError, StoreError, StoreUnavailableError
 
 # The schema every lossless object lives in; ``public`` follows it so
 # extensions an administrator installed there before us are still found.
@@ -118,13 +122,35 @@ def _scrub_password(text: str, url: str) -> str:
     return text.replace(str(password), "****") if password else text
 
 
+# A connection the server answered and refused for a reason that waiting
+# cannot cure: these are configuration problems, not an unavailable server.
+_REFUSED_FOR_GOOD = (
+    "no pg_hba.conf entry",
+    "does not exist",  # the database or the role
+    "permission denied",
+    "certificate verify failed",
+)
+
+
 def describe_connect_error(exc: BaseException, target: Target) -> StoreError:
-    """A clear error for a connection that could not be made."""
+    """A clear error for a connection that could not be made.
+
+    ``StoreUnavailableError`` unless the server answered and refused this user
+    or database for good (authentication, pg_hba.conf, a missing database).
+    """
     reason = target.scrub(str(exc)).strip()
     if "password authentication failed" in reason or "authentication failed" in reason:
         return StoreError(
             f"{target.where}: authentication failed for user {target.user!r}: check the "
-            "user and password in postgres.url (LCM_POSTGRES_URL)"
+            "user and password in postgres.url (LCM_POSTGRES_URL)",
+            code="authentication failed",
+        )
+    if any(marker in reason for marker in _REFUSED_FOR_GOOD):
+        return StoreError(
+            f"{target.where} refused the connection: {_first_lines(reason)}; check "
+            "postgres.url (LCM_POSTGRES_URL) and the server's pg_hba.conf and grants",
+            # libpq gives a refused login no SQLSTATE.
+            code=_sqlstate(exc) or "login refused",
         )
     if isinstance(exc, psycopg_pool.PoolTimeout):
         reason = "no connection could be made in time"
@@ -133,11 +159,20 @@ def describe_connect_error(exc: BaseException, target: Target) -> StoreError:
             f"no answer within {target.connect_timeout_s} s (postgres.connect_timeout_s, "
             "LCM_POSTGRES_CONNECT_TIMEOUT_S, or connect_timeout in the URL)"
         )
-    return StoreError(
+    return StoreUnavailableError(
         f"cannot connect to {target.where}: {_first_lines(reason)}; check that the server is "
         "running and reachable, and postgres.url (LCM_POSTGRES_URL). lossless never falls "
         "back to another backend"
     )
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """``exc``'s SQLSTATE and condition class, as a log line shows them (or None)."""
+    state = getattr(exc, "sqlstate", None)
+    if not isinstance(state, str) or not state:
+        return None
+    name = type(exc).__name__
+    return state if name in ("Error", "DatabaseError", "OperationalError") else f"{state} {name}"
 
 
 def describe_error(exc: psycopg.Error, target: Target, *, in_transaction: bool) -> StoreError:
@@ -147,30 +182,47 @@ def describe_error(exc: psycopg.Error, target: Target, *, in_transaction: bool) 
         if in_transaction
         else "nothing was changed"
     )
+    code = _sqlstate(exc)
     if isinstance(exc, pg_errors.QueryCanceled):
         return StoreError(
             f"{target.where}: a statement was cancelled (statement_timeout reached or "
-            f"cancelled by an administrator); {undone}"
+            f"cancelled by an administrator); {undone}",
+            code=code,
+            transient=True,
         )
     if isinstance(exc, pg_errors.LockNotAvailable):
-        return StoreError(f"{target.where}: a lock could not be taken in time; {undone}")
+        return StoreError(
+            f"{target.where}: a lock could not be taken in time; {undone}",
+            code=code,
+            transient=True,
+        )
     if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
-        return StoreError(f"{target.where}: concurrent writers conflicted; {undone}; retry")
+        return StoreError(
+            f"{target.where}: concurrent writers conflicted; {undone}; retry",
+            code=code,
+            transient=True,
+        )
     if isinstance(exc, pg_errors.UndefinedTable):
         return StoreError(
             f"{target.where}: the lossless schema is missing or incomplete "
-            f"({_first_lines(target.scrub(str(exc)))}); run `lcm postgres migrate`"
+            f"({_first_lines(target.scrub(str(exc)))}); run `lcm postgres migrate`",
+            code=code,
         )
-    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) or _is_disconnect(exc):
-        return StoreError(
+    if is_disconnect(exc) or (
+        # A server's error that merely rides an OperationalError class (a
+        # full disk, too many connections) has a SQLSTATE; a dead socket has none.
+        isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not exc.sqlstate
+    ):
+        return StoreUnavailableError(
             f"the connection to {target.where} was lost "
             f"({_first_lines(target.scrub(str(exc)))}); {undone}; the next operation "
             "reconnects once the server is back"
         )
-    return StoreError(f"{target.where}: {_first_lines(target.scrub(str(exc)))}")
+    return StoreError(f"{target.where}: {_first_lines(target.scrub(str(exc)))}", code=code)
 
 
-def _is_disconnect(exc: psycopg.Error) -> bool:
+def is_disconnect(exc: psycopg.Error) -> bool:
+    """The server ended the session (shutdown, crash, terminated, idle timeout)."""
     return isinstance(
         exc,
         pg_errors.AdminShutdown

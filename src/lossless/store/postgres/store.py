@@ -36,6 +36,7 @@ from lossless.errors import (
     NestedTransactionError,
     StoreClosedError,
     StoreError,
+    StoreUnavailableError,
 )
 from lossless.store import rows, totals
 from lossless.store.contract import (
@@ -49,6 +50,7 @@ from lossless.store.postgres.connection import (
     build_conninfo,
     describe_connect_error,
     describe_error,
+    is_disconnect,
     translated,
 )
 from lossless.store.postgres.coordination import PostgresCoordination
@@ -224,10 +226,15 @@ class PostgresStore:
                 yield conn
                 committing = True
         except psycopg.Error as exc:
-            if committing and isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+            if (
+                committing
+                and isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+                and (not exc.sqlstate or is_disconnect(exc))
+            ):
                 # The COMMIT may have reached the server before the
                 # connection died: claiming either outcome would be a guess.
-                raise StoreError(
+                # (Any other error the server answered with: it rolled back.)
+                raise StoreUnavailableError(
                     f"the connection to {self.target.where} was lost while committing: the "
                     "transaction may or may not have been committed; check before retrying"
                 ) from exc
