@@ -199,3 +199,88 @@ def test_a_connection_is_unavailable_only_when_the_server_cannot_be_reached(
         assert not isinstance(caught.value, StoreUnavailableError)
         assert not caught.value.transient
         assert caught.value.label in ("login refused", "authentication failed")
+
+
+def test_a_missing_privilege_is_a_lasting_store_error_and_nothing_is_lost(
+    own_pg_server: EmbeddedPostgres,
+    store_url: str,
+    tmp_path: Path,
+    lcm_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    transcript = tmp_path / "project" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    claude_turn(transcript, SESSION, 1)
+    stop_hook(transcript)
+    # A role that may read the store but not write to it (roles are the
+    # cluster's, so its name is this database's).
+    role = f"reader_{database(store_url)}"
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'reader-secret'")
+        conn.execute(f"GRANT USAGE ON SCHEMA lcm TO {role}")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA lcm TO {role}")
+    try:
+        monkeypatch.setenv(
+            "LCM_POSTGRES_URL", re.sub(r"//[^@]+@", f"//{role}:reader-secret@", store_url)
+        )
+        claude_turn(transcript, SESSION, 2)
+        stop_hook(transcript)
+        line = last_line(lcm_home)
+        assert " warn " in line and "server unavailable" not in line, line
+        assert "store error (42501 InsufficientPrivilege: PostgreSQL at " in line, line
+        assert "permission denied for table" in line, line
+        assert "this will not clear by itself" in line, line
+        assert "reader-secret" not in hooks_log(lcm_home)
+        (stuck,) = check_outbox(load_config(lcm_home))
+        assert stuck.status == "problem" and "42501 InsufficientPrivilege" in stuck.detail
+    finally:
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")
+    monkeypatch.setenv("LCM_POSTGRES_URL", store_url)
+    claude_turn(transcript, SESSION, 3)
+    stop_hook(transcript)
+    assert "outbox: 1 delivered, 0 left" in last_line(lcm_home)
+    assert receipts(store_url) == captured_ever(lcm_home) == 1
+    assert contents(store_url) == turns(3)
+
+
+def test_a_connection_killed_mid_transaction_is_unavailable_a_timeout_is_not(
+    store_url: str,
+) -> None:
+    from lossless.store.postgres import PostgresStore
+
+    with PostgresStore(store_url, statement_timeout_ms=200) as store:
+        with pytest.raises(StoreError) as timed_out:
+            store._q1("SELECT pg_sleep(1)")
+        assert not isinstance(timed_out.value, StoreUnavailableError)
+        assert timed_out.value.transient and timed_out.value.label == "57014 QueryCanceled"
+        with pytest.raises(StoreUnavailableError, match="was lost"), store.transaction() as tx:
+            tx.conversations.list()
+            conn = tx._current()
+            assert conn is not None
+            with psycopg.connect(store_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [conn.info.backend_pid])
+            tx.conversations.list()
+
+
+def test_the_doctor_reads_each_hook_lines_status_word(lcm_home: Path) -> None:
+    import time
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    logs = lcm_home / "logs"
+    logs.mkdir(parents=True)
+    (logs / "hooks.log").write_text(
+        f"{stamp}Z Stop session=s pid=1 ok 40ms server unavailable (cannot connect to "
+        "PostgreSQL at h:1/d: refused): captured offline; t.jsonl: 10B captured\n"
+        f"{stamp}Z Stop session=s pid=2 warn 41ms store error (57014 QueryCanceled: PostgreSQL "
+        "at h:1/d: a statement was cancelled): captured offline; t.jsonl: 12B captured\n"
+        f"{stamp}Z summarizer session=- pid=3 warn 2 of 3 summaries fell back\n"
+        f"{stamp}Z Stop pid=4 error 3ms HookInputError: empty stdin\n",
+        "utf-8",
+    )
+    failed, stored = check_hook_log(load_config(lcm_home))
+    assert failed.name == "recent errors" and "1 of 4 hook run(s)" in failed.detail
+    assert "HookInputError" in failed.detail
+    assert stored.name == "store errors" and stored.detail.startswith("1 of 4 hook run(s)")
+    assert "57014 QueryCanceled" in stored.detail
