@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS marks (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 @dataclass(frozen=True, slots=True)
 class OutboxEvent:
+    """One captured event: its place in capture order, its id, kind and payload."""
+
     seq: int
     event_id: str
     kind: str
