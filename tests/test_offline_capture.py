@@ -197,6 +197,10 @@ def test_hooks_fired_while_the_server_is_down_are_delivered_once_by_the_next_hoo
         )
         assert status.returncode != 0
         assert f"127.0.0.1:{own_pg_server.port}" in status.stderr.decode()
+        # ... and says that what the hooks captured is safe, and how much.
+        assert f"meanwhile the outbox holds {captured} event(s) captured offline" in (
+            status.stderr.decode()
+        )
         assert "lcm-test-secret" not in status.stderr.decode()
     finally:
         ensure_running(own_pg_server)

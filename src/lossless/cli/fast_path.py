@@ -218,10 +218,10 @@ def _describe(home: Path | None, params: dict[str, Any]) -> int | None:
 
 def _status(home: Path | None, params: dict[str, Any]) -> int | None:
     from lossless.cli.lines import PrintedLines
-    from lossless.cli.status_command import run_status
+    from lossless.cli.status_command import run_status, status_engine
 
     return _running(
-        home, lambda state: run_status(state.engine(lenient=True), out=PrintedLines(), **params)
+        home, lambda state: run_status(status_engine(state), out=PrintedLines(), **params)
     )
 
 

@@ -255,9 +255,9 @@ def status(ctx: click.Context, sizes: bool, as_json: bool) -> None:
     With --sizes, also where the bytes go, table by table (a full-text index
     with its shadow tables, a table with its indexes)."""
     from lossless.cli.lines import PrintedLines
-    from lossless.cli.status_command import run_status
+    from lossless.cli.status_command import run_status, status_engine
 
-    run_status(state_of(ctx).engine(lenient=True), sizes=sizes, as_json=as_json, out=PrintedLines())
+    run_status(status_engine(state_of(ctx)), sizes=sizes, as_json=as_json, out=PrintedLines())
 
 
 @cli.command()

@@ -12,10 +12,30 @@ from lossless.jsonable import to_jsonable
 
 if TYPE_CHECKING:
     from lossless.cli.lines import Lines
+    from lossless.cli.state import CliState
     from lossless.config import Config
     from lossless.engine.engine import Engine
     from lossless.engine.status import Status
     from lossless.store.contract import EscalationTally
+
+
+def status_engine(state: CliState) -> Engine:
+    """The engine ``lcm status`` reports on. When the store cannot be opened the
+    error still fails the command, and says what waits in the outbox: hooks go
+    on capturing offline meanwhile, and an operator asks status first."""
+    from lossless.errors import StoreError
+
+    try:
+        return state.engine(lenient=True)
+    except StoreError as exc:
+        outbox = _outbox(state.config(lenient=True))
+        if outbox is None or not outbox["pending"]:
+            raise
+        raise type(exc)(
+            f"{exc}; meanwhile the outbox holds {outbox['described']}",
+            code=exc.code,
+            transient=exc.transient,
+        ) from exc
 
 
 def run_status(engine: Engine, *, sizes: bool, as_json: bool, out: Lines) -> None:
