@@ -161,6 +161,12 @@ def _semantic_json(report: Status) -> dict[str, object] | None:
 
 def _outbox(config: Config) -> dict[str, Any] | None:
     """What hooks captured offline and why (None: this home has no outbox)."""
+    from lossless.store import is_shared
+
+    if not is_shared(config):
+        # Hooks capture offline only for a shared store; a local one's status
+        # does not pay for the outbox's imports (`lcm doctor` looks anyway).
+        return None
     from lossless.errors import LosslessError
     from lossless.offline_capture import outbox_state
 
