@@ -2,7 +2,7 @@
 
 Each run is a fresh interpreter that does what ``lcm grep PATTERN --limit N``
 does on its usual (click-free) path, ``cli.main`` then ``cli/fast_path.py``,
-with a clock between the steps: the start-up caches (``lazy_inspect``,
+with a clock between the steps: the start-up caches (``deferred_modules``,
 ``dataclass_cache``, ``regex_cache``), importing the modules a real ``lcm
 grep`` imports (listed from one real run, in its order), opening the store
 (``CliState.engine``), the search (``Engine.grep``), printing the table (the
@@ -56,10 +56,14 @@ modules, pattern, limit = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 import lossless.cli as cli
 cli._pause_gc()
 try:
-    from lossless import lazy_inspect
-    lazy_inspect.defer()
-except ImportError:  # code from before lossless/lazy_inspect.py
-    pass
+    from lossless import deferred_modules
+    deferred_modules.defer()
+except ImportError:
+    try:
+        from lossless import lazy_inspect  # its name in 5ea43db..0e89975
+        lazy_inspect.defer()
+    except ImportError:  # code from before either
+        pass
 from lossless import dataclass_cache, regex_cache
 regex_cache.install()
 dataclass_cache.install()

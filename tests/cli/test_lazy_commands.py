@@ -30,7 +30,11 @@ try:
 except SystemExit:
     pass
 sys.stdout.flush()
-print("\\n" + json.dumps(sorted(sys.modules)))
+# Modules executed: one lossless.deferred_modules holds unexecuted is not (and
+# that module is not imported here if the command did not).
+deferred = sys.modules.get("lossless.deferred_modules")
+is_deferred = deferred.is_deferred if deferred else lambda module: False
+print("\\n" + json.dumps(sorted(n for n, m in sys.modules.items() if not is_deferred(m))))
 """
 
 
@@ -108,8 +112,8 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     _, modules = run_lcm(["conversations", "--json"], tmp_path)
     commands = sorted(name for name in modules if name.startswith("lossless.cli."))
     assert "lossless.cli.history" in commands and loaded("click", modules)
-    # click's commands run with inspect executed (lazy_inspect.load), not deferred.
-    assert loaded("ast", modules) and loaded("tokenize", modules)
+    # click's commands run with inspect and ipaddress executed (deferred_modules.load).
+    assert loaded("inspect", modules) and loaded("ast", modules) and loaded("ipaddress", modules)
     assert not {"lossless.cli.compaction", "lossless.cli.map", "lossless.cli.memory"} & set(
         commands
     )
@@ -151,15 +155,15 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
         "lossless.engine.expand_query",
     ):
         assert not loaded(unused, modules), unused
-    # Nor inspect's code (dataclasses imports it; lossless/lazy_inspect.py keeps
-    # it unexecuted: running it imports ast, dis and tokenize), nor hashlib's
+    # Nor inspect's code (dataclasses imports it), nor ipaddress's (urllib.parse
+    # does): lossless/deferred_modules.py keeps them unexecuted; nor hashlib's
     # OpenSSL binding (a read hashes nothing but the migrations' text).
-    for unused in ("ast", "dis", "tokenize", "hashlib", "_hashlib"):
+    for unused in ("inspect", "ast", "dis", "tokenize", "ipaddress", "hashlib", "_hashlib"):
         assert not loaded(unused, modules), unused
     # A pattern that can backtrack runs under the regex package's deadline.
     _, modules = run_lcm(["grep", "bil+ing", "--json"], tmp_path)
     assert loaded("regex", modules)
-    assert not loaded("ast", modules) and not loaded("hashlib", modules)
+    assert not loaded("inspect", modules) and not loaded("hashlib", modules)
     # status reads counters: no summarizer, injection scan or secret detector is loaded.
     output, modules = run_lcm(["status"], tmp_path)
     assert "messages:      1" in output
@@ -167,14 +171,14 @@ def test_read_commands_import_only_what_they_use(tmp_path: Path) -> None:
         assert not loaded(heavy, modules), heavy
     # nor click (cli/fast_path.py), nor any command module
     assert not loaded("click", modules) and not loaded("lossless.cli.history", modules)
-    for unused in ("ast", "dis", "tokenize", "hashlib", "_hashlib"):
+    for unused in ("inspect", "ast", "ipaddress", "hashlib", "_hashlib"):
         assert not loaded(unused, modules), unused
     _, modules = run_lcm(["status", "--sizes", "--json"], tmp_path)
-    assert not loaded("ast", modules) and not loaded("hashlib", modules)
+    assert not loaded("inspect", modules) and not loaded("hashlib", modules)
     _, modules = run_lcm(["describe", "1"], tmp_path, columns=300)
     assert not loaded("rich", modules) and not loaded("lossless.summarize", modules)
     assert not loaded("click", modules) and not loaded("lossless.cli.history", modules)
-    for unused in ("ast", "dis", "tokenize", "hashlib", "_hashlib"):
+    for unused in ("inspect", "ast", "ipaddress", "hashlib", "_hashlib"):
         assert not loaded(unused, modules), unused
     # Its lines fit the terminal: nothing to wrap, so no textwrap either.
     assert not loaded("textwrap", modules)

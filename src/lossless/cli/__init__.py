@@ -42,11 +42,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if _fast_mcp(args):
         return
     _pause_gc()
-    from lossless import lazy_inspect
+    from lossless import deferred_modules
 
-    # `dataclasses` imports `inspect`, which the usual grep, describe and
-    # status never use (see lossless/lazy_inspect.py).
-    lazy_inspect.defer()
+    # `dataclasses` imports `inspect`, `urllib.parse` `ipaddress`: the usual
+    # grep, describe and status never use them (lossless/deferred_modules.py).
+    deferred_modules.defer()
     from lossless import dataclass_cache, regex_cache
 
     # A command imports much of what a hook does: reuse what hooks keep.
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # The usual `lcm grep` and `lcm status` run without click (see cli/fast_path.py).
         code = fast_path.run(args)
         if code is None:
-            lazy_inspect.load()
+            deferred_modules.load()
             _load()(args=args, prog_name="lcm")
         elif code:
             sys.exit(code)
