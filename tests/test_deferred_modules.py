@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 _CASE = """
 import json, sys
@@ -129,3 +130,23 @@ def test_ipaddress_runs_when_a_url_needs_it() -> None:
         "print(json.dumps({'refused': refused}))\n"
     )
     assert report["refused"]
+
+
+def test_a_module_looking_itself_up_while_it_runs_sees_what_is_there_yet(tmp_path: Path) -> None:
+    (tmp_path / "selfref.py").write_text(
+        "import sys\n"
+        "early = getattr(sys.modules[__name__], 'later', 'absent')\n"
+        "later = 1\n"
+        "again = getattr(sys.modules[__name__], 'later', 'absent')\n"
+    )
+    report = _run(
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from lossless import deferred_modules\n"
+        "deferred_modules.DEFERRED = {'selfref': 'no-such-importer'}\n"
+        "assert deferred_modules.defer() == ['selfref']\n"
+        "import selfref\n"
+        "print(json.dumps({'early': selfref.early, 'later': selfref.later,"
+        " 'again': selfref.again, 'plain': not deferred_modules.is_deferred(selfref)}))\n"
+    )
+    assert report == {"early": "absent", "later": 1, "again": 1, "plain": True}

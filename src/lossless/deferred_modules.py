@@ -16,13 +16,15 @@ an import would have.
 
 Not ``importlib.util.LazyLoader``: on Python 3.11 an ``import`` of a module
 already in ``sys.modules`` reads its ``__spec__``, which executes a
-LazyLoader module at once. ``load`` executes them now: before click's
-commands run, which may start threads (two threads must not execute one at
-once).
+LazyLoader module at once (and its first look-up is not safe from two
+threads there). Here one lock serialises the execution: a thread that asks
+meanwhile waits, then finds the module whole. ``load`` executes them now:
+before click's commands run.
 """
 
 from __future__ import annotations
 
+import _thread
 import sys
 import types
 from typing import Any
@@ -39,15 +41,35 @@ class _Deferred(types.ModuleType):
     """
 
     def __getattr__(self, name: str) -> Any:
-        _execute(self)
+        if not _execute(self):
+            # Asked by its own code while it runs: not there yet, as in any
+            # module being imported.
+            raise AttributeError(f"partially executed module {self.__name__!r} has no {name!r}")
         return getattr(self, name)
 
 
-def _execute(module: types.ModuleType) -> None:
-    module.__class__ = types.ModuleType  # executed once, then a plain module
-    spec = module.__spec__
-    assert spec is not None and spec.loader is not None
-    spec.loader.exec_module(module)
+# Reentrant: a module's own code may look itself up while it runs.
+_lock = _thread.RLock()
+_running: set[str] = set()
+
+
+def _execute(module: types.ModuleType) -> bool:
+    """Run a deferred module's code (once); False while that code is running in this thread."""
+    with _lock:
+        if not isinstance(module, _Deferred):
+            return True  # executed meanwhile (by another thread)
+        if module.__name__ in _running:
+            return False
+        _running.add(module.__name__)
+        try:
+            spec = module.__spec__
+            assert spec is not None and spec.loader is not None
+            spec.loader.exec_module(module)
+        finally:
+            _running.discard(module.__name__)
+            plain: types.ModuleType = module
+            plain.__class__ = types.ModuleType  # from now on a plain module
+        return True
 
 
 def defer() -> list[str]:
