@@ -122,11 +122,19 @@ class SQLiteStore:
     def _open_waiting_out_busy(self) -> None:
         """``_open``, tried again while SQLite answers busy, for up to ``BUSY_TIMEOUT_MS``.
 
-        Some of an open's steps can get SQLITE_BUSY without SQLite's busy
-        handler waiting (a new file's switch to WAL, a killed writer's WAL
-        being recovered by another process): seen as "database is locked"
-        from a reader started beside the hook that created the store. The
-        open is idempotent (a migration rolls back whole), so it is retried.
+        One step of an open gets SQLITE_BUSY without SQLite's busy handler
+        waiting: a new file's switch to WAL (``PRAGMA journal_mode = WAL``)
+        reads the file, then writes its header; if another process has begun
+        writing it meanwhile (its own switch: a hook, ``lcm grep`` and ``lcm
+        status`` starting on a new store at once), SQLite answers busy at once,
+        since the writer waits for this reader's lock (sqlite3_busy_handler:
+        waiting could deadlock). Seen in CI as "database is locked" from
+        ``lcm status`` (tests/store/test_sqlite_busy_open.py). The open's
+        other waits (a killed writer's WAL being recovered by another process,
+        the last connection's clean-up, the migration's BEGIN IMMEDIATE) were
+        seen to go through the busy handler. The open is idempotent (a
+        migration rolls back whole), so it is tried again; any other error is
+        raised at once.
         """
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         pause = 0.02
@@ -134,10 +142,14 @@ class SQLiteStore:
             try:
                 self._open()
                 return
-            except sqlite3.OperationalError as exc:
-                busy = "locked" in str(exc) or "busy" in str(exc)
-                if not busy or time.monotonic() + pause > deadline:
+            except (sqlite3.Error, StoreError) as exc:
+                if not answers_busy(exc):
                     raise
+                if time.monotonic() + pause > deadline:
+                    raise StoreError(
+                        f"cannot use SQLite database {self.path}: {_sqlite_error(exc)} "
+                        f"(another process kept it busy for {BUSY_TIMEOUT_MS / 1000:g} s)"
+                    ) from exc
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
 
@@ -595,6 +607,26 @@ def _full_text_problems(
         except sqlite3.DatabaseError as exc:
             problems.append(f"full-text index {table}: {exc}")
     return problems
+
+
+def _sqlite_error(exc: BaseException) -> sqlite3.Error | None:
+    """``exc`` if it is SQLite's, else the sqlite3 error it was raised from (a
+    ``StoreError`` naming the file wraps it as its ``__cause__``), or None."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain of causes is short; never loop on a cycle
+        if seen is None or isinstance(seen, sqlite3.Error):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def answers_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite answering busy (SQLITE_BUSY or SQLITE_LOCKED, with
+    their extended codes, such as SQLITE_BUSY_RECOVERY), told by its result code:
+    a corrupt file, a file that is not a database or a permission error is not."""
+    error = _sqlite_error(exc)
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _ledger(db: sqlite3.Connection) -> list[AppliedMigration]:
