@@ -3,7 +3,9 @@ real worker processes compacting many conversations at once."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
+import multiprocessing.context
 import threading
 import time
 from collections import Counter
@@ -191,20 +193,45 @@ def _check_invariants(store: PostgresStore, messages: dict[int, list[int]]) -> N
     assert covered and max(covered.values()) == 1  # no message in two leaves
 
 
-def _spawn(target: Any, *args: Any) -> multiprocessing.process.BaseProcess:
-    return multiprocessing.get_context("spawn").Process(target=target, args=args, daemon=True)
+@pytest.fixture
+def ctx() -> Iterator[multiprocessing.context.SpawnContext]:
+    """multiprocessing's spawn context, and afterwards its resource tracker stopped.
+
+    Starting a spawned process (and making a semaphore for one: an Event, a
+    Queue) starts multiprocessing's resource tracker, a process of its own
+    that otherwise runs until pytest exits and ignores SIGTERM: the suite's
+    sweep listed it as left running. Stopped as CPython's own tests stop it,
+    once the test's semaphores are collected (their finalizers tell the
+    tracker, and would start a new one were it stopped first).
+    """
+    yield multiprocessing.get_context("spawn")
+    gc.collect()
+    from multiprocessing import resource_tracker
+
+    resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]
+
+
+def _spawn(
+    ctx: multiprocessing.context.SpawnContext, target: Any, *args: Any
+) -> multiprocessing.process.BaseProcess:
+    return ctx.Process(target=target, args=args, daemon=True)
 
 
 def test_four_worker_processes_compact_twenty_conversations(
-    store: PostgresStore, pg_url: str, tmp_path: Path
+    store: PostgresStore, pg_url: str, tmp_path: Path, ctx: multiprocessing.context.SpawnContext
 ) -> None:
     messages = _seed(store, 20)
-    ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     results = ctx.Queue()
     workers = [
         _spawn(
-            postgres_workers.queue_worker, pg_url, str(tmp_path / f"h{i}"), f"w{i}", start, results
+            ctx,
+            postgres_workers.queue_worker,
+            pg_url,
+            str(tmp_path / f"h{i}"),
+            f"w{i}",
+            start,
+            results,
         )
         for i in range(4)
     ]
@@ -226,15 +253,15 @@ def test_four_worker_processes_compact_twenty_conversations(
 
 
 def test_four_workers_contending_for_one_conversation(
-    store: PostgresStore, pg_url: str, tmp_path: Path
+    store: PostgresStore, pg_url: str, tmp_path: Path, ctx: multiprocessing.context.SpawnContext
 ) -> None:
     messages = _seed(store, 1)
     (cid,) = messages
-    ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     results = ctx.Queue()
     workers = [
         _spawn(
+            ctx,
             postgres_workers.contending_worker,
             pg_url,
             str(tmp_path / f"h{i}"),
