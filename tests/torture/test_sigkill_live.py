@@ -90,7 +90,9 @@ def _kill_worker(home: Path, delay: float) -> bool:
     time.sleep(delay)
     killed = False
     pid = running_worker_pid(home)
-    if pid is not None:
+    # 0: a worker holds the lock but has not written its pid yet. os.kill(0, ...)
+    # would SIGKILL this test's own process group (pytest itself).
+    if pid:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
             killed = True
