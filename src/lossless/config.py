@@ -150,7 +150,16 @@ SETTINGS: tuple[Setting, ...] = (
         int,
         60,
         "Seconds the background worker waits for more work before it exits "
-        "(hooks start it again when work comes).",
+        "(hooks start it again when work comes); not while outbox events wait whose "
+        "delivery fails.",
+    ),
+    Setting(
+        "worker.outbox_retry_max_s",
+        float,
+        300.0,
+        "Longest wait, in seconds, between the background worker's attempts to deliver "
+        "an outbox whose delivery keeps failing (the wait doubles from the poll interval; "
+        "a hook's new capture or delivery makes it try at once).",
     ),
     Setting("redaction.enabled", bool, True, "Redact secrets before storing or summarizing."),
     Setting("recall.enabled", bool, True, "Add relevant memories to prompts (UserPromptSubmit)."),
@@ -434,6 +443,10 @@ class Config:
     @property
     def worker_idle_s(self) -> int:
         return self._typed("worker.idle_s", int)
+
+    @property
+    def worker_outbox_retry_max_s(self) -> float:
+        return self._typed("worker.outbox_retry_max_s", float)
 
     @property
     def redaction_enabled(self) -> bool:

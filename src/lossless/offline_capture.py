@@ -257,13 +257,8 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
             # own. It is idempotent, so a crash between the two repeats it
             # harmlessly.
             report = outbox.deliver(engine.store, apply, atomic=False, limit=limit)
-            from lossless.timeutil import utc_now_iso
-
             # Kept until a delivery gets past it, for `lcm doctor`.
-            outbox.note(
-                DELIVERY_ERROR,
-                {"at": utc_now_iso(), "error": report.error} if report.error else None,
-            )
+            outbox.note(DELIVERY_ERROR, _failed_again(outbox, report.error))
     finally:
         lock.release()
     found.delivered, found.duplicates = report.delivered, report.duplicates
@@ -271,13 +266,44 @@ def deliver_outbox(engine: Engine, *, limit: int | None = None) -> OutboxDeliver
     return found
 
 
+def _failed_again(outbox: Outbox, error: str | None) -> dict[str, Any] | None:
+    """The delivery-failure note after an attempt that stopped at ``error`` (None: it
+    got through): when the failures began and how many attempts (by hooks and the
+    worker) failed since, so ``lcm doctor`` shows a delivery stuck for hours as one."""
+    from lossless.timeutil import utc_now_iso
+
+    if error is None:
+        return None
+    now = utc_now_iso()
+    before = outbox.noted(DELIVERY_ERROR)
+    since, attempts = now, 0
+    if isinstance(before, dict):
+        # Notes from before these two fields count as one attempt at "at".
+        since = str(before.get("since") or before.get("at") or now)
+        counted = before.get("attempts")
+        attempts = counted if isinstance(counted, int) else 1
+    return {"at": now, "error": error, "since": since, "attempts": attempts + 1}
+
+
+def outbox_position(config: Config) -> tuple[int, int] | None:
+    """Where this home's outbox stands (``Outbox.position``); None without one."""
+    from lossless.store.outbox import Outbox
+
+    path = outbox_path(config)
+    if not path.exists():
+        return None
+    with Outbox(path) as outbox:
+        return outbox.position()
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxState:
     """What waits in the outbox and why, for ``lcm doctor`` and ``lcm status``.
 
     ``last_cause``: ``CaptureCause.to_json()`` of the latest capture (None
-    before any); ``delivery_error``: ``{"at", "error"}`` of the last delivery
-    that stopped at a failing event, until one gets past it.
+    before any); ``delivery_error``: ``{"at", "error", "since", "attempts"}``
+    of the last delivery that stopped at a failing event, until one gets past
+    it (``since`` the first of the ``attempts`` that failed in a row).
     """
 
     pending: int
@@ -312,6 +338,8 @@ class OutboxState:
         if self.delivery_error is not None:
             error = self.delivery_error
             text += f"; delivery stopped at {error.get('at')}: {error.get('error')}"
+            if isinstance(error.get("attempts"), int) and error["attempts"] > 1:
+                text += f" (failing since {error.get('since')}, {error['attempts']} attempts)"
         return text
 
     def to_json(self) -> dict[str, Any]:

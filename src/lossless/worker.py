@@ -333,7 +333,10 @@ class Worker:
         log: Callable[[str], None] | None = None,
         lease_ttl_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        from lossless.delivery_retry import DeliveryRetry
+
         self.engine = engine
         self.config = engine.config
         if summarizer is not None:
@@ -341,7 +344,13 @@ class Worker:
         self.lease_ttl_s = lease_ttl_s
         self.log = log or (lambda _line: None)
         self.clock = clock
+        self.sleep = sleep
         self.source = work_source(engine, lease_ttl_s=lease_ttl_s, log=self.log)
+        self._once = False
+        # ``run`` sets the shortest wait to its poll interval.
+        self.outbox_retry = DeliveryRetry(
+            DEFAULT_POLL_S, self.config.worker_outbox_retry_max_s, clock, self.log
+        )
 
     def run(
         self,
@@ -356,6 +365,8 @@ class Worker:
         if not lock.acquire():
             report.already_running = running_worker_pid(self.config.home)
             return report
+        self.outbox_retry.base_s = poll_s
+        self._once = once
         try:
             lock.write_pid()
             idle_since = self.clock()
@@ -374,11 +385,14 @@ class Worker:
                     break
                 if served:
                     idle_since = self.clock()
-                elif self.clock() - idle_since >= idle_s:
+                    continue
+                # Not while outbox events wait whose delivery fails: the hooks
+                # may have stopped for the day, and then no one else would
+                # deliver them once it works again. The retries back off.
+                if not self.outbox_retry.failing and self.clock() - idle_since >= idle_s:
                     report.idle_exit = True
                     break
-                else:
-                    time.sleep(poll_s)
+                self.sleep(poll_s)
         finally:
             lock.release()
         return report
@@ -451,13 +465,28 @@ class Worker:
         return run.items
 
     def deliver_outbox(self, report: WorkerReport) -> int:
-        """Deliver what hooks captured while the server was away; events delivered."""
-        from lossless.offline_capture import deliver_outbox
+        """Deliver what hooks captured while the server was away; events delivered.
 
-        delivery = deliver_outbox(self.engine)
-        if delivery is None:
+        While delivery keeps failing, attempts back off (``DeliveryRetry``) and
+        the failure is logged when it starts, changes or recovers, not at
+        every poll."""
+        from lossless import offline_capture
+
+        retry = self.outbox_retry
+        if retry.failing and not retry.due(offline_capture.outbox_position(self.config)):
             return 0
-        self.log(delivery.describe())
+        delivery = offline_capture.deliver_outbox(self.engine)
+        if delivery is None:
+            if retry.failing and not (offline_capture.outbox_position(self.config) or (0,))[0]:
+                retry.emptied()
+            return 0
+        if self._once:
+            # One attempt and done (cron): nothing to back off from.
+            self.log(delivery.describe())
+        elif delivery.error is None:
+            retry.succeeded(delivery)
+        else:
+            retry.failed(delivery, offline_capture.outbox_position(self.config))
         report.delivered += delivery.delivered
         report.outbox_error = delivery.error
         schedule_compaction(self.engine, delivery.conversations)

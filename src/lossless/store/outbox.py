@@ -160,6 +160,14 @@ class Outbox:
         ).fetchone()
         return int(row[0]), int(row[1]), row[2]
 
+    def position(self) -> tuple[int, int]:
+        """(the first waiting event's seq, or 0 when none waits; the last seq ever
+        captured): it changes exactly when someone captures or delivers, so a
+        deliverer waiting out failures can tell when to try again at once."""
+        head = self._db.execute("SELECT min(seq) FROM events").fetchone()[0]
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(head or 0), 0 if row is None else int(row[0])
+
     def note(self, key: str, value: JSON | None) -> None:
         """Keep ``value`` under ``key`` beside the events (None forgets it): what the
         capturers and deliverers want an operator to see (``lcm doctor``)."""
