@@ -191,6 +191,16 @@ def _emit(tree: Any, r: random.Random) -> str:
     return "".join(out)
 
 
+#: Vendor prefixes that still need a boundary before them: the tail of common
+#: words or of base64 data ("TASK" + hex holds "SK", "LOPEZ" "EZ", "rapidapi"
+#: "dapi", "MSG." "SG.", "mexico-" "ico-", "ABSK" inside base64 blobs, "pul-"
+#: before a git id). Every other format is also found glued to a name.
+BOUNDED_VENDOR_PREFIXES = frozenset({"SK", "EZ", "dapi", "ABSK", "pul-", "ico-", "SG."})
+#: What a token may be glued to: the end of an identifier, after "_", "-", a
+#: letter or a digit ("OPENAI_KEY_sk-proj-...", "AWS_KEYAKIA...").
+GLUED_BEFORE = ("OPENAI_KEY_", "x_", "token_", "run-", "AWS_KEY", "mykey", "build42")
+
+
 def vendor_token(f: Any, r: random.Random) -> str:
     """A token of vendor format ``f`` (random body, checked to be diverse)."""
     while True:
@@ -459,6 +469,7 @@ def positives(seed: int = 20260101) -> list[Case]:
         out.append(
             in_jsonl(f"{f.category} ({f.prefix}): JSONL", "T={s}", f.category, vendor_token(f, g.r))
         )
+    out.extend(glued(g))
     # Two secrets in one text.
     key_id, secret = g.aws_access_key(), g.aws_secret_key()
     text = f"aws_access_key_id={key_id}\naws_secret_access_key={secret}\n"
@@ -472,6 +483,42 @@ def positives(seed: int = 20260101) -> list[Case]:
             ),
         )
     )
+    return out
+
+
+def glued(g: Gen) -> list[Case]:
+    """Every format whose prefix is distinctive, glued to the end of an identifier.
+
+    The identifier stays; only the token, from its vendor prefix on, is a
+    secret: ``OPENAI_KEY_[REDACTED:openai_api_key]``.
+    """
+    tokens: list[tuple[str, Any]] = [
+        # A glued AWS key needs a digit in its body ("SLOVAKIA" + 16 capitals is
+        # a word); 96% of real ones have one.
+        ("aws_access_key", lambda: g.aws_access_key()[:-1] + g.r.choice("234567")),
+        ("google_api_key", g.google_key),
+        ("github_token", g.github_token),
+        ("gitlab_token", g.gitlab_token),
+        ("anthropic_api_key", g.anthropic_key),
+        ("openai_api_key", g.openai_key),
+        ("openai_api_key", lambda: "sk-admin-" + g.mixed(B64URL, 120)),
+        (
+            "stripe_key",
+            lambda: g.r.choice(["sk_live_", "rk_live_"]) + g.mixed(ALNUM, g.r.choice([24, 99])),
+        ),
+        ("slack_token", g.slack_token),
+    ]
+    for f in VENDOR_FORMATS:
+        if f.prefix not in BOUNDED_VENDOR_PREFIXES:
+            tokens.append((f.category, lambda f=f: vendor_token(f, g.r)))
+    out: list[Case] = []
+    for category, make in tokens:
+        for before in GLUED_BEFORE:
+            token = make()
+            label = f"{category} glued to {before!r}: {token[:12]}"
+            out.append(case(label, before + "{s} was set", category, token))
+        token = make()
+        out.append(in_jsonl(f"{category} glued, JSONL: {token[:12]}", "T=x_{s}", category, token))
     return out
 
 
@@ -584,6 +631,25 @@ def near_misses(seed: int = 7) -> list[Case]:
         "risk-assessment-for-the-new-payment-flow-2026",
         "pip install scikit-learn  # sk-learn",
         "eyJhbGciOiJIUzI1NiJ9 is just a header",
+        # the tail of a word or identifier that spells a token prefix
+        "task-manager-service-2024-refactor-plan-v2",
+        "mask_live_previewEnabled2",
+        "desk-proj-MyProjectMigrationPlan2024FinalReady",
+        "task-proj-2024-01-15-migration-plan-final-v2-ABC",
+        "risk-ant-colony-simulation-2024-final-draft-v3",
+        "bookmark_live_previewEnabledForAllUsers",
+        "risk_test_HandlesLargeInputValues2",
+        "highs_AndLowsOfTheMarketDuringTheLastDecade",
+        "laughs_AtTheVeryLongCamelCaseIdentifierName",
+        "read_github_pat_from_environment_variable_or_file",
+        "pnpm_storeDirectoryForTheWorkspaceRootPkg",
+        "EURASIAPACIFICREGIONSXY and SLOVAKIABRATISLAVAREGION",
+        "TASK0123456789abcdef0123456789abcdef done",
+        "MEXICO-CITY-OFFICE-IS-OPENING-SOON-AT-LAST ico-",
+        "devops_the_long_pipeline_name_for_the_nightly_build_job",
+        # a prefix inside random base64url data (a Fernet blob, a signature)
+        "gAAAAAB" + g.chars(B64URL, 120) + "ghs_" + g.mixed(ALNUM, 36) + "-" + g.chars(B64URL, 40),
+        g.mixed(B64URL, 64) + "sk-proj-" + g.mixed(B64URL, 80) + "." + g.mixed(B64URL, 20),
         # URLs without credentials
         "https://user@github.com/org/repo.git",
         "https://example.com:8080/path?next=/x&email=a@b.com",

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+from types import SimpleNamespace
 
 import pytest
-from tests.redact.redact_corpus import near_misses, positives
+from tests.redact.redact_corpus import ALNUM, UPPER_DIGITS, Gen, glued, near_misses, positives
 
+from lossless.engine.memory import remember
 from lossless.redact import Redactor
+from lossless.store.contract import NewMemory
 
 REDACTOR = Redactor()
 # (label, text with the secret in its context, the secret, its category)
@@ -193,3 +196,85 @@ def test_deep_json_does_not_exhaust_the_stack() -> None:
         assert isinstance(inner, list)
         inner = inner[0]
     assert inner == {"token": "[REDACTED:github_token]"}
+
+
+# ------------------------------------------------ tokens glued to an identifier
+
+GLUED = [
+    (case.label, case.text[s.start : s.end], s.category)
+    for case in glued(Gen(20261202))
+    for s in case.secrets
+    if not case.text.startswith('{"type"')
+]
+
+
+def _carriers(token: str) -> list[tuple[str, str]]:
+    """``(carrier, raw text)``: the token glued to a name in every place a
+    transcript can hold it."""
+    glued_name = f"OPENAI_KEY_{token}"
+    nested: object = {"command": f"echo {glued_name}", "cwd": f"/tmp/x_{token}/file"}
+    for _ in range(2):
+        nested = {"content": json.dumps(nested)}
+    return [
+        ("text", f"export {glued_name} -{token} AWS_KEY{token}"),
+        ("escaped JSON", json.dumps({"type": "user", "message": {"content": glued_name}})),
+        ("nested JSON", json.dumps(nested)),
+        ("path", f"Read /tmp/x_{token}/file and /srv/token_{token}"),
+        ("file name", f"cp ./x_{token} /tmp/ && ls token_{token}"),
+    ]
+
+
+@pytest.mark.parametrize(("label", "token", "category"), GLUED, ids=[g[0] for g in GLUED])
+def test_tokens_glued_to_a_name_are_redacted_in_every_carrier(
+    label: str, token: str, category: str
+) -> None:
+    for carrier, raw in _carriers(token):
+        redact = REDACTOR.redact_json if raw.startswith("{") else REDACTOR.redact_text
+        out = redact(raw)
+        assert out.counts, (carrier, raw)
+        assert token not in out.text and not (raw.startswith("{") and _leaks(out.text, token)), (
+            carrier,
+            out.text,
+        )
+        # The identifier before the token stays.
+        assert "OPENAI_KEY_[REDACTED:" in out.text or carrier in ("path", "file name"), out.text
+        assert redact(out.text).text == out.text, carrier
+
+
+def test_tokens_glued_to_a_name_in_memories() -> None:
+    stored: list[NewMemory] = []
+    repos = SimpleNamespace(memory=SimpleNamespace(create=stored.append))
+    tokens = [token for _, token, _ in GLUED]
+    for token in tokens:
+        remember(
+            repos,  # type: ignore[arg-type]
+            f"the mirror deploys with MIRROR_KEY_{token} now",
+            project="/app",
+            tags=(f"tag_{token}",),
+        )
+    assert len(stored) == len(tokens)
+    for token, memory in zip(tokens, stored, strict=True):
+        assert "MIRROR_KEY_[REDACTED:" in memory.text, memory.text
+        assert token not in memory.text and token not in "".join(memory.tags)
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_tokens_glued_to_each_other_are_all_found_in_one_scan(n: int) -> None:
+    g = Gen(7)
+    makers = [
+        lambda: "ghp_" + g.mixed(ALNUM, 36),
+        lambda: "AKIA" + g.chars(UPPER_DIGITS, 15) + "7",
+        lambda: "npm_" + g.mixed(ALNUM, 36),
+        lambda: "sk_live_" + g.mixed(ALNUM, 99),
+    ]
+    for make in makers:
+        tokens = [make() for _ in range(n)]
+        text = "x_" + "".join(tokens) + " done"
+        # Each ends where the next begins, so one scan finds them all: the
+        # redactor's few rounds would otherwise leave the first ones of a
+        # longer chain.
+        assert len(REDACTOR.find(text)) == n, text
+        out = REDACTOR.redact_text(text)
+        assert not any(t in out.text for t in tokens), out.text
+        assert out.text.startswith("x_[REDACTED:")
+        assert REDACTOR.redact_text(out.text).text == out.text

@@ -18,7 +18,7 @@ from unittest import mock
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.redact.redact_corpus import Gen
+from tests.redact.redact_corpus import ALNUM, Gen
 from tests.redact.test_redact_properties import FAST, FRAGMENTS, fragment_text, json_values
 
 from lossless.models import NewMessage, NewPart
@@ -159,9 +159,10 @@ def _part_texts(redactor: Redactor, msg: NewMessage) -> list[str | None]:
 
 
 def test_part_glued_to_content_text_is_scanned_on_its_own() -> None:
-    # In the content the token follows a letter, so it is not a token there.
+    # In the content the token follows random characters (not a name), so it
+    # is not a token there.
     part = NewPart(kind="text", text=GH)
-    msg = _message("id" + GH, part)
+    msg = _message("x9Kq2m7Zp" + GH, part)
     assert find_builtin(msg.content) == []
     assert _part_texts(Redactor(), msg) == ["[REDACTED:github_token]"]
 
@@ -234,6 +235,18 @@ def test_spans_start_at_the_anchor(token: str, category: str, before: str) -> No
     ]
 
 
-@pytest.mark.parametrize("token", [_G.jwt(), _G.openai_key()])
+@pytest.mark.parametrize(
+    "token",
+    [
+        _G.jwt(),
+        # Plain "sk-" (no project prefix, no "T3BlbkFJ") and Stripe test keys
+        # are the tail of words too often ("task-", "risk_test_"): the
+        # distinctive formats are found glued (tests/redact/redact_corpus.glued).
+        "sk-" + _G.mixed(ALNUM, 40),
+        "sk_test_" + _G.mixed(ALNUM, 24),
+        "rk_test_" + _G.mixed(ALNUM, 24),
+    ],
+)
 def test_anchor_glued_to_a_word_is_not_a_token(token: str) -> None:
     assert find_builtin("a" + token) == []
+    assert find_builtin(token) != []

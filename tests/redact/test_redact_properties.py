@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from tests.redact.redact_corpus import Gen
+from tests.redact.redact_corpus import ALNUM, Gen
 
 from lossless.redact import CATEGORIES, Redactor, has_anchor
 
@@ -95,6 +95,20 @@ FRAGMENTS = [
     _G.openai_key(),
     _G.entropy_value(),
     _G.slack_token(),
+    # Names a token may be glued to, prefixes found glued, word tails that
+    # spell a prefix ("task-" holds "sk-", "mask_" "sk_").
+    "OPENAI_KEY_",
+    "AWS_KEY",
+    "task",
+    "mask_live_",
+    "sk-proj-",
+    "sk-admin-",
+    "T3BlbkFJ",
+    "ghs_",
+    "npm_",
+    "SK",
+    _G.anthropic_key(),
+    "npm_" + _G.mixed(ALNUM, 36),
 ]
 
 fragment_text = st.lists(

@@ -203,16 +203,67 @@ _LITERAL: Final = (
 #: Every format, for docs and tests.
 VENDOR_FORMATS: Final = (*_UNDERSCORE, *_DASH, *_DOT, *_LITERAL)
 
-# A token character may neither precede the prefix nor follow the body.
+#: Prefixes that must not follow a token character: the tail of common words
+#: or of base64 data ("TASK" + hex holds "SK", "LOPEZ" "EZ", "rapidapi"
+#: "dapi", "MSG." "SG.", "mexico-" "ico-", "ABSK" turns up inside base64 blobs,
+#: "pul-" comes before a git id). The others are long or punctuated enough to
+#: be found glued to a name as well ("NPM_TOKEN_npm_...", "keyglpat-..."), where
+#: ``detectors`` checks the body and the name before it further.
+BOUNDED_PREFIXES: Final = frozenset({"SK", "EZ", "dapi", "ABSK", "pul-", "ico-", "SG."})
+#: Prefixes that end words or names ("pnpm_", "kotlin_api_", "get_api_org_"):
+#: glued, their body must also look random (``detectors.looks_random``).
+WORD_TAIL_PREFIXES: Final = frozenset({"npm_", "api_org_", "lin_api_"})
+
+#: The prefixes of the big formats in ``detectors`` that are found glued.
+BIG_GLUED_PREFIXES: Final = (
+    *("AKIA", "ASIA", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"),
+    *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk_live_", "rk_live_", "xox"),
+)
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching any of ``words``, branching one character at a time,
+    so that a failed try costs a character comparison or two, not one per
+    word (``re`` tries the alternatives of a group in turn)."""
+    if "" in words:
+        rest = [w for w in words if w]
+        return f"(?:{_trie(rest)})?" if rest else ""
+    heads: dict[str, list[str]] = {}
+    for w in words:
+        heads.setdefault(w[0], []).append(w[1:])
+    branches = [re.escape(c) + _trie(tails) for c, tails in sorted(heads.items())]
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+
+def _next_token() -> str:
+    prefixes = {*BIG_GLUED_PREFIXES, *(f.prefix for f in VENDOR_FORMATS)} - BOUNDED_PREFIXES
+    # No prefix is the start of another, so the optional tails never apply.
+    return _trie(sorted(prefixes))
+
+
+#: Where a token may end although a token character follows: at the prefix of
+#: a format found glued. Tokens glued to each other ("ghp_...ghp_...") are
+#: then found in one scan, each ending where the next begins (the next is
+#: glued to a token found, not to random data: see ``detectors``). Without it,
+#: each scan would only find the last one of a chain.
+NEXT_TOKEN: Final = _next_token()
+
+# A token character may not follow the body (unless a glued token starts
+# there), nor precede a bounded prefix.
 _LEFT: Final = "[A-Za-z0-9_-]"
-_RIGHT: Final = r"(?![A-Za-z0-9_-])"
+_RIGHT: Final = rf"(?:(?![A-Za-z0-9_-])|(?={NEXT_TOKEN}))"
+
+
+def _left(f: VendorFormat) -> str:
+    lit = re.escape(f.prefix)
+    return f"(?<!{_LEFT}{lit})" if f.prefix in BOUNDED_PREFIXES else ""
 
 
 def _group(separator: str, formats: tuple[VendorFormat, ...]) -> re.Pattern[str]:
     alternatives = []
     for i, f in enumerate(formats):
         lit = re.escape(f.prefix)
-        alternatives.append(f"(?<={lit})(?<!{_LEFT}{lit})(?P<f{i}>{f.body})")
+        alternatives.append(f"(?<={lit}){_left(f)}(?P<f{i}>{f.body})")
     # A cheap first filter: the two characters before the separator end some
     # prefix (most separators in code follow other letters); then every body
     # here is at least 20 characters long.
@@ -232,8 +283,7 @@ def _group(separator: str, formats: tuple[VendorFormat, ...]) -> re.Pattern[str]
 
 
 def _literal(f: VendorFormat) -> re.Pattern[str]:
-    lit = re.escape(f.prefix)
-    return re.compile(f"{lit}(?<!{_LEFT}{lit})(?P<f0>{f.body}){_RIGHT}")
+    return re.compile(f"{re.escape(f.prefix)}{_left(f)}(?P<f0>{f.body}){_RIGHT}")
 
 
 _REGEXES: Final[tuple[tuple[re.Pattern[str], tuple[VendorFormat, ...]], ...]] = (
@@ -251,6 +301,7 @@ class VendorMatch(NamedTuple):
     end: int
     category: str
     body: str
+    prefix: str
 
 
 def find_vendor_tokens(text: str, present: frozenset[str] | None = None) -> list[VendorMatch]:
@@ -268,5 +319,7 @@ def find_vendor_tokens(text: str, present: frozenset[str] | None = None) -> list
             assert group is not None
             f = formats[int(group[1:])]
             body_start, end = m.span(group)
-            found.append(VendorMatch(body_start - len(f.prefix), end, f.category, m[group]))
+            found.append(
+                VendorMatch(body_start - len(f.prefix), end, f.category, m[group], f.prefix)
+            )
     return found
