@@ -19,6 +19,12 @@ idle for a while:
    seconds at a time (``engine.embedding``; only where the ``semantic``
    extra is installed), and only then counts as idle.
 
+Before all that, at each poll, it delivers what hooks captured into the
+outbox while the server (PostgreSQL) could not be used. Attempts that keep
+failing back off (``lossless.delivery_retry``), and the worker does not exit
+for being idle while such events wait; its own work on a store that fails
+under it (the server stopped) backs off too, instead of ending the worker.
+
 A killed worker loses nothing: its lease expires, the request is still newer
 than the last one served, and the next worker (started by the next hook, or
 ``lcm worker --once`` from cron) does it again. Only one worker runs per
@@ -335,7 +341,7 @@ class Worker:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        from lossless.delivery_retry import DeliveryRetry
+        from lossless.delivery_retry import DeliveryRetry, StoreRetry
 
         self.engine = engine
         self.config = engine.config
@@ -347,10 +353,10 @@ class Worker:
         self.sleep = sleep
         self.source = work_source(engine, lease_ttl_s=lease_ttl_s, log=self.log)
         self._once = False
-        # ``run`` sets the shortest wait to its poll interval.
-        self.outbox_retry = DeliveryRetry(
-            DEFAULT_POLL_S, self.config.worker_outbox_retry_max_s, clock, self.log
-        )
+        # ``run`` sets the shortest waits to its poll interval.
+        cap = self.config.worker_outbox_retry_max_s
+        self.outbox_retry = DeliveryRetry(DEFAULT_POLL_S, cap, clock, self.log)
+        self.store_retry = StoreRetry(DEFAULT_POLL_S, cap, clock, self.log)
 
     def run(
         self,
@@ -365,7 +371,7 @@ class Worker:
         if not lock.acquire():
             report.already_running = running_worker_pid(self.config.home)
             return report
-        self.outbox_retry.base_s = poll_s
+        self.outbox_retry.base_s = self.store_retry.base_s = poll_s
         self._once = once
         try:
             lock.write_pid()
@@ -399,8 +405,29 @@ class Worker:
 
     def serve_pending(self, report: WorkerReport) -> int:
         """One scan: deliver the outbox, then compact every pending conversation
-        once; how many events and conversations were served."""
+        once; how many events and conversations were served.
+
+        On a shared store that fails under the worker (the server stopped), the
+        work after the outbox backs off (``StoreRetry``) instead of ending the
+        worker: what hooks capture meanwhile is delivered once the server is
+        back, by this worker if no hook gets there first."""
+        from lossless.errors import StoreError
+
         served = self.deliver_outbox(report)
+        retry = self.store_retry
+        if not retry.due():
+            return served
+        try:
+            served = self._serve_store(report, served)
+        except StoreError as exc:
+            if self.engine.store.coordination is None or self._once:
+                raise
+            retry.failed(exc)
+            return served
+        retry.succeeded()
+        return served
+
+    def _serve_store(self, report: WorkerReport, served: int) -> int:
         for claim in self.source.claims():
             outcome = self.compact(claim.conversation)
             claim.finish(outcome)
