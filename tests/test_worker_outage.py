@@ -7,6 +7,7 @@ it sleeps, so what it attempts is counted per poll, not raced against time.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,16 @@ def test_the_worker_outlives_an_outage_and_delivers_what_hooks_captured_meanwhil
     # (t = 120 s): it is back.
     clock.at_poll[1] = stop_and_capture
     clock.at_poll[2] = lambda: ensure_running(own_pg_server)
+    pool_levels: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        pool_levels.append(logging.getLogger("psycopg.pool").getEffectiveLevel())
+        clock.sleep(seconds)
+
     lines: list[str] = []
     try:
         with Engine.open() as engine:
-            report = Worker(engine, log=lines.append, clock=clock, sleep=clock.sleep).run(
+            report = Worker(engine, log=lines.append, clock=clock, sleep=sleep).run(
                 idle_s=300, poll_s=60
             )
     finally:
@@ -71,6 +78,9 @@ def test_the_worker_outlives_an_outage_and_delivers_what_hooks_captured_meanwhil
     )
     assert works == "store: works again after 1 failed attempt(s) over 1.0 min"
     assert "lcm-test-secret" not in "\n".join(lines)
+    # Nor do the pool's own warnings (three or four per attempt in an outage)
+    # go to stderr, the detached worker's log, beside them, while it runs.
+    assert set(pool_levels) == {logging.ERROR}
     # It stayed past its idle time only while the event waited, then went idle.
     assert report.idle_exit and report.delivered == 1 and report.outbox_error is None
     assert clock.now == 120 + 300

@@ -136,8 +136,8 @@ class DeliveryRetry(Retry):
         if said == "began":
             self.log(
                 f"outbox: delivery failing, {left} event(s) wait: {cause}; "
-                f"next attempt in {wait:.0f} s, then less often (at most every "
-                f"{self.cap_s:.0f} s) until one gets through or a hook captures or "
+                f"next attempt in {wait:g} s, then less often (at most every "
+                f"{self.cap_s:g} s) until one gets through or a hook captures or "
                 "delivers something (`lcm doctor` shows it meanwhile)"
             )
         elif said == "changed":
@@ -148,7 +148,7 @@ class DeliveryRetry(Retry):
         elif said == "still":
             self.log(
                 f"outbox: delivery still failing after {self.attempts} attempts over "
-                f"{self._minutes()}: {cause} ({left} event(s) wait; next attempt in {wait:.0f} s)"
+                f"{self._minutes()}: {cause} ({left} event(s) wait; next attempt in {wait:g} s)"
             )
 
     def succeeded(self, delivery: OutboxDelivery) -> None:
@@ -189,8 +189,8 @@ class StoreRetry(Retry):
         wait = self.wait_s()
         if said == "began":
             self.log(
-                f"store: {cause}; compaction and indexing wait: next attempt in {wait:.0f} s, "
-                f"then less often (at most every {self.cap_s:.0f} s)"
+                f"store: {cause}; compaction and indexing wait: next attempt in {wait:g} s, "
+                f"then less often (at most every {self.cap_s:g} s)"
             )
         elif said is not None:
             self.log(

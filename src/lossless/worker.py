@@ -373,6 +373,14 @@ class Worker:
             return report
         self.outbox_retry.base_s = self.store_retry.base_s = poll_s
         self._once = once
+        import logging
+
+        # psycopg's pool warns at each of its reconnection attempts (three or
+        # four lines per attempt of ours in an outage, on stderr: worker.log);
+        # the retries here say the cause once, and when it changes or clears.
+        pool_log = logging.getLogger("psycopg.pool")
+        pool_level = pool_log.level
+        pool_log.setLevel(logging.ERROR)
         try:
             lock.write_pid()
             idle_since = self.clock()
@@ -400,6 +408,7 @@ class Worker:
                     break
                 self.sleep(poll_s)
         finally:
+            pool_log.setLevel(pool_level)
             lock.release()
         return report
 
