@@ -14,6 +14,7 @@ import itertools
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,12 +199,16 @@ def test_the_worker_stays_while_delivery_fails_and_delivers_once_it_works(
         text=True,
     )
     try:
-        failed = 0
+        # Until the worker has failed three times, or exited; the deadline only
+        # ends a hung run (no outcome depends on it).
+        failed, deadline = 0, time.monotonic() + 120
         while worker.poll() is None and failed < 3:
+            assert time.monotonic() < deadline, "the worker neither failed 3 times nor exited"
             with Outbox(lcm_home / "outbox.db") as outbox:
                 note = outbox.noted(DELIVERY_ERROR)
             failed = note.get("attempts", 1) if isinstance(note, dict) else 0
             assert isinstance(failed, int)
+            time.sleep(0.02)
         assert worker.poll() is None, worker.communicate(timeout=60)
         (stuck,) = check_outbox(load_config())
         assert stuck.status == "problem" and "attempts)" in stuck.detail, stuck
