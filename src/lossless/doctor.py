@@ -529,6 +529,20 @@ def check_store_and_worker(config: Config) -> list[Check]:
         checks.append(
             Check("store", "migrations", "ok", f"{len(migrations)} applied, ledger verified")
         )
+        off = store.capabilities.vector_search_off
+        if config.semantic_enabled and store.capabilities.vector_search is None and off:
+            # The store's open found why (pgvector missing, or a privilege) and
+            # the administrator's SQL that turns it on; search stays lexical.
+            checks.append(
+                Check(
+                    "store",
+                    "semantic search",
+                    "warn",
+                    f"off on this store: {off}",
+                    "search stays full-text until then; `lcm config set semantic.enabled "
+                    "false` if that is meant",
+                )
+            )
         damage = store.integrity_check()
         checks.append(
             Check(

@@ -35,6 +35,17 @@ def migrate(ctx: click.Context, url: str | None, as_json: bool) -> None:
     else:
         click.echo(f"{result['where']}: already up to date")
     click.echo(f"schema version {result['version']:04d} (latest {result['latest']:04d})")
+    _echo_vectors(result)
+
+
+def _echo_vectors(result: dict[str, object]) -> None:
+    """Whether semantic search has its tables here, and if not why (the fix included)."""
+    if result["vector_tables"] == "added":
+        click.echo("vector tables: added (semantic search is on)")
+    elif result["vector_tables"] == "present":
+        click.echo("vector tables: present")
+    elif result["vector_search_off"]:
+        click.echo(f"vector tables: absent: semantic search is off: {result['vector_search_off']}")
 
 
 @postgres.command("status")
@@ -57,5 +68,6 @@ def status(ctx: click.Context, url: str | None, as_json: bool) -> None:
             click.echo(f"pending:    {', '.join(result['pending'])}: run `lcm postgres migrate`")
         if result["problem"]:
             click.echo(f"problem:    {result['problem']}")
+        _echo_vectors(result)
     if result["state"] != "current":
         ctx.exit(1)

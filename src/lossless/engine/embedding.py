@@ -117,13 +117,12 @@ def semantic_status(store: Store, config: Config, *, with_progress: bool = True)
     if not config.semantic_enabled:
         return SemanticStatus(model, "semantic search is off (semantic.enabled = false)", None)
     if store.capabilities.vector_search is None:
-        return SemanticStatus(
-            model,
-            "semantic search is off: this PostgreSQL server has no pgvector extension, or this "
-            "role may not create it (install pgvector, or run CREATE EXTENSION vector as its "
-            "owner; lossless adds its tables at the next open)",
-            None,
+        why = store.capabilities.vector_search_off or (
+            "this PostgreSQL server has no pgvector extension, or this role may not create it "
+            "(install pgvector, or run CREATE EXTENSION vector as a superuser; lossless adds "
+            "its tables at the next open)"
         )
+        return SemanticStatus(model, f"semantic search is off: {why}", None)
     reason = unavailable_reason(model)
     if reason is not None:
         return SemanticStatus(model, reason, None)

@@ -85,6 +85,9 @@ class Capabilities:
     # "hnsw" (an approximate index, pgvector), or None (this server has no
     # vector support: search stays lexical).
     vector_search: Literal["exact", "hnsw"] | None = None
+    # Why ``vector_search`` is None on this store and what would turn it on,
+    # where the backend can tell (PostgreSQL: pgvector missing, or a privilege).
+    vector_search_off: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,10 +23,13 @@ from lossless.store.postgres.connection import (
     describe_connect_error,
 )
 from lossless.store.postgres.migrate import (
+    VECTOR_MIGRATIONS,
     Conn,
+    add_vector_tables,
     applied_migrations,
     available_migrations,
     migrate_schema,
+    vector_support,
 )
 
 
@@ -59,12 +62,26 @@ def run_migrations(
     """Bring the database's schema up to date; safe to run from many machines at once."""
     with _connect(url, ca_file, connect_timeout_s) as (conn, target):
         report = migrate_schema(conn, where=target.where)
+        # Unlike a store's open, which adds the vector tables only where the
+        # catalogs say it can, this tries whenever they are missing: a server
+        # may let a role create extensions through hooks of its own.
+        # (Not again right after migration 0011 itself ran and skipped them.)
+        vectors = vector_support(conn)
+        ran = any(m.version in VECTOR_MIGRATIONS for m in report.applied)
+        added = not vectors.present and not ran and add_vector_tables(conn)
+        if not vectors.present and not added:
+            vectors = vector_support(conn)
+        off = vectors.reason
+        if not vectors.present and not added and off is None:
+            off = "creating pgvector or lossless's vector tables was refused for a privilege"
         return {
             "where": target.where,
             "server_version": conn.info.server_version,
             "applied": [f"{m.version:04d}_{m.name}" for m in report.applied],
             "version": report.version,
             "latest": available_migrations()[-1].version,
+            "vector_tables": "added" if added else "present" if vectors.present else "absent",
+            "vector_search_off": None if added else off,
         }
 
 
@@ -90,6 +107,7 @@ def schema_status(
             state, problem = "refused", str(exc)
         if pending:
             state = "behind"
+        vectors = None if state != "current" else vector_support(conn)
         return {
             "where": target.where,
             "server_version": conn.info.server_version,
@@ -98,4 +116,10 @@ def schema_status(
             "applied": [f"{m.version:04d}_{m.name}" for m in applied],
             "pending": pending,
             "latest": available[-1].version,
+            "vector_tables": None
+            if vectors is None
+            else "present"
+            if vectors.present
+            else "absent",
+            "vector_search_off": None if vectors is None else vectors.reason,
         }

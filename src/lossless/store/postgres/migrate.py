@@ -134,16 +134,108 @@ def migrate_schema(conn: Conn, *, where: str) -> MigrationReport:
 VECTOR_MIGRATIONS = frozenset({11})
 
 
+@dataclass(frozen=True, slots=True)
+class VectorSupport:
+    """Whether lossless's vector tables exist, and if not, whether this role could add them."""
+
+    present: bool
+    pending: bool
+    """Absent, and the privileges say this role could add them now (``add_vector_tables``)."""
+    reason: str | None
+    """Why semantic search is off here and what would turn it on (None when present)."""
+
+
+# What decides whether the vector tables can be added, read from the catalogs
+# without taking a lock (well under a millisecond of the server's time;
+# pg_available_extensions reads the control files). Whether pgvector is
+# marked trusted is not asked: pg_available_extension_versions reads every
+# extension's script folder, ~20 ms of a new session's time, more than the
+# attempt it would spare; pgvector is not a trusted extension as shipped.
+_VECTOR_PROBE = """SELECT
+    EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS offered,
+    EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
+    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false) AS superuser,
+    -- 0011 creates tables in lcm, a foreign key to conversations and triggers
+    -- on four tables: each needs its own privilege.
+    has_schema_privilege('lcm', 'CREATE')
+        AND has_table_privilege('lcm.conversations', 'REFERENCES')
+        AND has_table_privilege('lcm.messages', 'TRIGGER')
+        AND has_table_privilege('lcm.summaries', 'TRIGGER')
+        AND has_table_privilege('lcm.memories', 'TRIGGER')
+        AND has_table_privilege('lcm.large_files', 'TRIGGER') AS create_tables,
+    quote_ident(current_database()) AS database,
+    quote_ident(current_user) AS role,
+    (SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'lcm') AS schema_owner
+"""
+
+
+def vector_support(conn: Conn) -> VectorSupport:
+    """Whether semantic search can be on here, decided without DDL or locks.
+
+    One statement when the tables exist (the common case), two otherwise.
+    Migration 0011 skips its tables where pgvector is missing or this role
+    may not create it; ``pending`` says whether adding them now can succeed:
+    the tables need CREATE on schema ``lcm`` (and their foreign key and
+    triggers privileges on the tables they refer to); the extension, unless
+    an administrator installed it already, needs a superuser (pgvector is not
+    a trusted extension as shipped). A role that may not is told why
+    (``reason``, with the SQL an administrator runs) instead of trying again
+    under the migration lock at every open. A server that lets other roles
+    create pgvector all the same (its control file marked trusted, an
+    extension allow-list, a managed service's administrator role) is judged
+    unable here after the first migration; ``lcm postgres migrate`` always
+    tries.
+    """
+    if _vector_tables_present(conn):
+        return VectorSupport(present=True, pending=False, reason=None)
+    row = conn.execute(_VECTOR_PROBE).fetchone()
+    assert row is not None
+    database, role, owner = row["database"], row["role"], row["schema_owner"]
+    # What adds the tables once the extension is there.
+    tables_by = (
+        "lossless adds its tables at the next open"
+        if row["create_tables"]
+        else f"open the store once as {owner}, the owner of schema lcm (`lcm postgres "
+        "migrate` with its URL does)"
+    )
+    if row["installed"] or row["superuser"]:
+        if row["create_tables"]:
+            return VectorSupport(present=False, pending=True, reason=None)
+        return VectorSupport(
+            present=False,
+            pending=False,
+            reason=f"pgvector is installed in database {database} but role {role} may not "
+            f"create lossless's vector tables in schema lcm: {tables_by}",
+        )
+    if not row["offered"]:
+        return VectorSupport(
+            present=False,
+            pending=False,
+            reason="this PostgreSQL server does not offer the pgvector extension: install "
+            f"pgvector on the server, then as a superuser in database {database} run "
+            f"CREATE EXTENSION vector; then {tables_by}",
+        )
+    return VectorSupport(
+        present=False,
+        pending=False,
+        reason=f"role {role} may not create the pgvector extension (only a superuser may: "
+        f"it is not a trusted extension): as a superuser in database {database} run "
+        f"CREATE EXTENSION vector; then {tables_by}",
+    )
+
+
 def add_vector_tables(conn: Conn) -> bool:
     """Create the vector tables a migration skipped because pgvector was missing then.
 
-    Migration 0011 is recorded as applied on a server without pgvector, so
-    installing the extension later would leave semantic search off for good.
-    When the tables are absent and the server now offers the extension, the
-    migrations in ``VECTOR_MIGRATIONS`` run again, in order, under the
-    migration lock (each is written to be a no-op while the extension is
-    missing, so running it again is its first real run). Their ledger rows
-    stay as they are. Returns whether the tables exist afterwards.
+    Migration 0011 is recorded as applied on a server without pgvector (or
+    where this role could not create it), so installing the extension later
+    would leave semantic search off for good. The migrations in
+    ``VECTOR_MIGRATIONS`` run again, in order, under the migration lock (each
+    is written to be a no-op while the extension is missing, so running it
+    again is its first real run). Their ledger rows stay as they are. Returns
+    whether the tables exist afterwards; a privilege this role lacks after all
+    is a False, never a failed open (the tables are optional). The store's
+    open calls this only where ``vector_support`` says it can succeed.
 
     ``conn`` must be in autocommit mode with no transaction open.
     """
@@ -152,15 +244,18 @@ def add_vector_tables(conn: Conn) -> bool:
     ).fetchone()
     if row is None or not row["offered"]:
         return False
-    with conn.transaction():
-        conn.execute("SET LOCAL search_path = lcm, public")
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
-        # Another opener may have done it while this one waited for the lock.
-        if _vector_tables_present(conn):
-            return True
-        for migration in available_migrations():
-            if migration.version in VECTOR_MIGRATIONS:
-                conn.execute(migration.sql)
+    try:
+        with conn.transaction():
+            conn.execute("SET LOCAL search_path = lcm, public")
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+            # Another opener may have done it while this one waited for the lock.
+            if _vector_tables_present(conn):
+                return True
+            for migration in available_migrations():
+                if migration.version in VECTOR_MIGRATIONS:
+                    conn.execute(migration.sql)
+    except psycopg.errors.InsufficientPrivilege:
+        return False
     return _vector_tables_present(conn)
 
 

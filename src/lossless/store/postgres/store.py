@@ -62,6 +62,7 @@ from lossless.store.postgres.migrate import (
     applied_migrations,
     check_current,
     migrate_schema,
+    vector_support,
 )
 from lossless.store.postgres.repository import Conn, Row
 from lossless.store.postgres.search import Search
@@ -123,16 +124,32 @@ class PostgresStore:
                     self._history = migrate_schema(conn, where=self.target.where).history
                 else:
                     self._history = check_current(conn, where=self.target.where)
-            # Migration 0011 creates the vector table only where pgvector exists;
-            # an extension installed since then gets its tables now.
-            row = conn.execute("SELECT to_regclass('lcm.embeddings') IS NOT NULL AS ok").fetchone()
-            has_vectors = row is not None and bool(row["ok"])
-            if not has_vectors and migrate:
+            # Migration 0011 creates the vector tables only where pgvector exists
+            # and this role may create it; an extension installed (or a
+            # privilege granted) since then gets its tables now. Where nothing
+            # would change, the open takes no lock and runs no DDL.
+            with translated(self.target, in_transaction=False):
+                vectors = vector_support(conn)
+            has_vectors, off = vectors.present, vectors.reason
+            if vectors.pending and migrate:
                 with translated(self.target, in_transaction=True):
                     has_vectors = add_vector_tables(conn)
+                if not has_vectors:
+                    # The catalogs said it could; the server refused all the same.
+                    off = (
+                        "creating pgvector or lossless's vector tables was refused for a "
+                        "privilege this role lacks: as a superuser in this database run "
+                        "CREATE EXTENSION vector; then lossless adds its tables at the next open"
+                    )
+            elif vectors.pending:
+                off = "the vector tables are not created by a store opened without migrating"
             if has_vectors:
                 self.capabilities = dataclasses.replace(
                     PostgresStore.capabilities, vector_search="hnsw"
+                )
+            else:
+                self.capabilities = dataclasses.replace(
+                    PostgresStore.capabilities, vector_search_off=off
                 )
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             self._conninfo,
