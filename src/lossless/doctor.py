@@ -466,6 +466,49 @@ def mcp_extra_fix() -> str:
 
 
 def check_store_and_worker(config: Config) -> list[Check]:
+    checks = _check_store_and_worker(config)
+    if config.storage_backend == "sqlite":
+        checks.extend(check_creation_leftovers(config.db_path))
+    return checks
+
+
+def check_creation_leftovers(db_path: Path) -> list[Check]:
+    """Removes the temporary files of SQLite store creations that were killed
+    (store.sqlite.creation): the next creation removes them too, but once a
+    store exists nothing is created any more."""
+    from lossless.store.sqlite import creation
+
+    removed = creation.remove_leftovers(db_path)
+    building = [
+        f"{left.file.name} (process {left.pid})"
+        for left in creation.leftovers(db_path)
+        if not left.gone
+    ]
+    checks: list[Check] = []
+    if removed:
+        checks.append(
+            Check(
+                "store",
+                "leftovers",
+                "ok",
+                f"removed {len(removed)} file(s) left by a store creation that was killed: "
+                + ", ".join(file.name for file in removed),
+            )
+        )
+    if building:
+        checks.append(
+            Check(
+                "store",
+                "leftovers",
+                "info",
+                "a store being built by a running process (it takes the store's name "
+                "when whole, or is dropped if another was first): " + ", ".join(building),
+            )
+        )
+    return checks
+
+
+def _check_store_and_worker(config: Config) -> list[Check]:
     from lossless.engine.engine import Engine
     from lossless.errors import LosslessError
     from lossless.worker import DONE_AT, LAST_ERROR, REQUESTED_AT, is_pending, running_worker_pid

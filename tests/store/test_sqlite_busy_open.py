@@ -1,6 +1,13 @@
-"""Opening a SQLite store while another process is creating it.
+"""Opening a SQLite store while another process is creating it in place.
 
-A new store file starts in SQLite's rollback-journal mode, and each opener's
+A new store is now built under a temporary name and published whole
+(store.sqlite.creation, tests/store/test_sqlite_creation.py), so no opener
+meets it in rollback mode. It is still created in place where the file
+system has no hard links, by an older lossless, or after a failed build;
+these tests make the file that way (``_new_file``: a fresh empty file is
+opened where it is) to keep testing the retry that such a store needs.
+
+A store file created in place starts in SQLite's rollback-journal mode, and each opener's
 first step, ``PRAGMA journal_mode = WAL``, reads the file (a SHARED lock) and
 then writes its header (RESERVED). If another process holds RESERVED by then
 (its own switch to WAL writing the header: three processes, a hook,
@@ -77,7 +84,8 @@ def _first_write_held(path: Path, *, at_most_s: float = 60) -> Iterator[_Holder]
 
 
 def _new_file(tmp_path: Path) -> Path:
-    """A store file as its creator makes it before SQLite touches it (empty, 0600)."""
+    """A store file as a creator in place makes it before SQLite touches it (empty,
+    0600): the store opens it where it is, as it did every new store before."""
     path = tmp_path / "lcm.db"
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     return path

@@ -39,7 +39,7 @@ from lossless.store.migrations import (
     split_statements,
 )
 from lossless.store.raw_packing import RawPacker
-from lossless.store.sqlite import faults
+from lossless.store.sqlite import creation, faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
@@ -129,7 +129,11 @@ class SQLiteStore:
         status`` starting on a new store at once), SQLite answers busy at once,
         since the writer waits for this reader's lock (sqlite3_busy_handler:
         waiting could deadlock). Seen in CI as "database is locked" from
-        ``lcm status`` (tests/store/test_sqlite_busy_open.py). The open's
+        ``lcm status`` (tests/store/test_sqlite_busy_open.py). A new store
+        is now built under another name and published whole
+        (store.sqlite.creation), so only a store created in place meets
+        this: where hard links fail, after a failed build, or beside an
+        older lossless creating it. The open's
         other waits (a killed writer's WAL being recovered by another process,
         the last connection's clean-up, the migration's BEGIN IMMEDIATE) were
         seen to go through the busy handler. The open is idempotent (a
@@ -153,8 +157,12 @@ class SQLiteStore:
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
 
-    def _open(self) -> None:
-        """Connect and prepare; a read-only store is opened read-only, unmigrated."""
+    def _open(self, file: Path | None = None) -> None:
+        """Connect and prepare; a read-only store is opened read-only, unmigrated.
+
+        ``file``: the new file a store is built in before it takes its name
+        (``_build``); the store's own path otherwise.
+        """
         try:
             if self.read_only:
                 self._db = sqlite3.connect(
@@ -166,7 +174,10 @@ class SQLiteStore:
                 )
             else:
                 self._db = sqlite3.connect(
-                    str(self.path), isolation_level=None, check_same_thread=False, timeout=30
+                    str(file or self.path),
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=30,
                 )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
@@ -190,15 +201,39 @@ class SQLiteStore:
 
     def _prepare_file(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.path.exists():
-            _refuse_empty_file(self.path)
-            self.read_only = faults.read_only_reason(self.path)
-            if not self.read_only and self.path.stat().st_mode & 0o077:
-                os.chmod(self.path, 0o600)
+        # A new store is built whole under another name and appears at its
+        # own only then (store.sqlite.creation): no opener meets it empty,
+        # in rollback mode or half-migrated. A symbolic link to a file yet
+        # to be made is created through, in place, as before.
+        if not self.path.exists() and (
+            os.path.lexists(self.path) or not creation.create(self.path, self._build)
+        ):
+            # Created in place (no hard links here, or the build failed: the
+            # open reports why), 0600 before SQLite touches it; the WAL and
+            # SHM files inherit the database file's permissions.
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             return
-        # Created 0600 before SQLite touches it; the WAL and SHM files
-        # inherit the database file's permissions.
-        os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        # An existing store, or the one just published (here or by another
+        # process); a fresh empty file is one another process (an older
+        # lossless, or one without hard links) is creating in place.
+        _refuse_empty_file(self.path)
+        self.read_only = faults.read_only_reason(self.path)
+        if not self.read_only and self.path.stat().st_mode & 0o077:
+            os.chmod(self.path, 0o600)
+
+    def _build(self, file: Path) -> None:
+        """Make the new empty ``file`` a whole store: WAL, every migration, its log
+        checkpointed into it and gone (closing the last connection removes it)."""
+        self._open(file)
+        try:
+            busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                raise StoreError(f"cannot checkpoint the new SQLite database {file}")
+        finally:
+            self._db.close()
+            # Nothing read from the build stays: the store opened next may be
+            # another process's.
+            self.raw_packing.forget()
 
     # -- lifecycle -------------------------------------------------------
 
