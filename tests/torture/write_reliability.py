@@ -1,8 +1,8 @@
 """Regenerate docs/reliability.md from a run of the torture suite.
 
 Run: ``.venv/bin/python tests/torture/write_reliability.py`` (add
-``LCM_TORTURE_LONG=1`` for the long mode, ``tests/torture/knobs.py``). It runs ``tests/torture`` and
-the bad-input and redaction-carrier tests with pytest, and writes what was
+``LCM_TORTURE_LONG=1`` for the long mode, ``tests/torture/knobs.py``). It runs ``tests/torture``,
+the bad-input and redaction-carrier tests and the store-creation kill tests with pytest, and writes what was
 tried and what held, test by test, with the totals.
 """
 
@@ -20,6 +20,7 @@ SUITES = (
     "tests/torture",
     "tests/sources/test_sources_bad_input.py",
     "tests/redact/test_redact_carriers.py",
+    "tests/store/test_sqlite_creation.py",
 )
 
 
