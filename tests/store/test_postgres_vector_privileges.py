@@ -191,3 +191,26 @@ def test_adding_the_tables_without_the_privileges_is_a_false_not_a_failed_open(
         assert not vector_support(conn).pending
         # Called all the same (as `lcm postgres migrate` does): CREATE TABLE is refused.
         assert add_vector_tables(conn) is False
+
+
+def test_pgvector_installed_outside_the_search_path_is_a_reason_not_a_failed_open(
+    roles: Roles,
+) -> None:
+    from lossless.store.postgres.migrate import LOCK_KEY
+
+    with psycopg.connect(roles.admin, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA extensions")
+        conn.execute("CREATE EXTENSION vector SCHEMA extensions")
+    with psycopg.connect(roles.admin, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+        search, off = _open(roles.owner)
+    assert search is None
+    assert off == (
+        f"pgvector is installed in schema extensions of database {roles.database}, which "
+        "lossless's sessions do not search (search_path lcm, public): as a superuser in "
+        f"database {roles.database} run ALTER EXTENSION vector SET SCHEMA public; then "
+        "lossless adds its tables at the next open"
+    )
+    with psycopg.connect(roles.admin, autocommit=True) as conn:
+        conn.execute("ALTER EXTENSION vector SET SCHEMA public")
+    assert _open(roles.owner) == ("hnsw", None)

@@ -154,6 +154,10 @@ class VectorSupport:
 _VECTOR_PROBE = """SELECT
     EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS offered,
     EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
+    -- 0011 names the type unqualified: it must be in a schema lossless's
+    -- sessions search (search_path = lcm, public).
+    (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector')
+        AS installed_in,
     coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false) AS superuser,
     -- 0011 creates tables in lcm, a foreign key to conversations and triggers
     -- on four tables: each needs its own privilege.
@@ -198,6 +202,15 @@ def vector_support(conn: Conn) -> VectorSupport:
         else f"open the store once as {owner}, the owner of schema lcm (`lcm postgres "
         "migrate` with its URL does)"
     )
+    if row["installed"] and row["installed_in"] not in ("lcm", "public"):
+        return VectorSupport(
+            present=False,
+            pending=False,
+            reason=f"pgvector is installed in schema {row['installed_in']} of database "
+            f"{database}, which lossless's sessions do not search (search_path lcm, public): "
+            f"as a superuser in database {database} run ALTER EXTENSION vector SET SCHEMA "
+            f"public; then {tables_by}",
+        )
     if row["installed"] or row["superuser"]:
         if row["create_tables"]:
             return VectorSupport(present=False, pending=True, reason=None)
