@@ -88,7 +88,8 @@ def hook(
     "idle_s",
     type=float,
     default=None,
-    help="Exit after this many seconds without work (default: worker.idle_s, 60).",
+    help="Exit after this many seconds without work (default: worker.idle_s, 60); "
+    "never while events captured offline wait and their delivery is failing.",
 )
 @click.option(
     "--poll",
@@ -122,8 +123,11 @@ def worker(
     (and at session end); you rarely run it yourself. It takes each pending
     conversation's compaction lease, runs compaction with the configured
     summarizer (`lcm config show`, summarizer.*); between requests it adds
-    what a large `lcm import` left out of the substring index; it exits once
-    idle. Only one worker runs per data folder; a second one exits at once.
+    what a large `lcm import` left out of the substring index. On PostgreSQL
+    it also delivers what hooks captured offline (the outbox), retrying a
+    failing delivery with a back-off up to worker.outbox_retry_max_s. It
+    exits once idle, but not while captured events wait on a failing
+    delivery. Only one worker runs per data folder; a second one exits at once.
     `--once` serves what is pending (the whole index backlog, and up to 10
     seconds of embedding; `lcm embed` does all of it) and exits,
     for cron:
