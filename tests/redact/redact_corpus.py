@@ -27,6 +27,9 @@ UPPER_DIGITS = string.ascii_uppercase + string.digits
 SYMBOLS = "!#%^*-_+=~"
 
 
+_CLASSES = (str.isupper, str.islower, str.isdigit)
+
+
 @dataclass(frozen=True)
 class Secret:
     start: int
@@ -52,6 +55,10 @@ class Gen:
 
     def mixed(self, alphabet: str, n: int) -> str:
         """Random, with at least one upper, lower and digit (as generators produce)."""
+        # Without one of those (or with fewer than three characters) the loop
+        # below would never end.
+        if n < 3 or not all(any(test(c) for c in alphabet) for test in _CLASSES):
+            raise ValueError(f"mixed needs an upper, a lower and a digit in {n} of {alphabet!r}")
         while True:
             s = self.chars(alphabet, n)
             if (
@@ -507,6 +514,14 @@ def glued(g: Gen) -> list[Case]:
             lambda: g.r.choice(["sk_live_", "rk_live_"]) + g.mixed(ALNUM, g.r.choice([24, 99])),
         ),
         ("slack_token", g.slack_token),
+        # The whole dotted three-part shape, not the "eyJ" anchor alone.
+        ("jwt", g.jwt),
+        # Stripe test keys: "risk_test_" is a word, so glued the body must
+        # look random (the near misses hold the word-like ones).
+        (
+            "stripe_key",
+            lambda: g.r.choice(["sk_test_", "rk_test_"]) + g.mixed(ALNUM, g.r.choice([24, 99])),
+        ),
     ]
     for f in VENDOR_FORMATS:
         if f.prefix not in BOUNDED_VENDOR_PREFIXES:
@@ -631,6 +646,18 @@ def near_misses(seed: int = 7) -> list[Case]:
         "risk-assessment-for-the-new-payment-flow-2026",
         "pip install scikit-learn  # sk-learn",
         "eyJhbGciOiJIUzI1NiJ9 is just a header",
+        # "eyJ" glued or inside base64 data without a JWT's dotted three parts
+        "session_eyJhbGciOiJIUzI1NiJ9 is just a header",
+        "x_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0 has no second dot",
+        "data:text/plain;base64," + g.chars(B64, 80) + "eyJhbGciOiJIUzI1NiJ9" + g.chars(B64, 80),
+        g.chars(B64URL, 100) + "eyJ" + g.chars(B64URL, 200) + "==",
+        "a.b.eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c.d",
+        # Stripe test prefixes ending words, with word-like bodies
+        "risk_test_results_for_the_quarterly_review_2024",
+        "risk_test_ResultsForTheQuarterlyReview",
+        "mask_test_previewEnabledForAllUsers",
+        "bookmark_test_previewEnabled2",
+        "desk_test_HandlesLargeInputValues",
         # the tail of a word or identifier that spells a token prefix
         "task-manager-service-2024-refactor-plan-v2",
         "mask_live_previewEnabled2",

@@ -266,6 +266,8 @@ def test_tokens_glued_to_each_other_are_all_found_in_one_scan(n: int) -> None:
         lambda: "AKIA" + g.chars(UPPER_DIGITS, 15) + "7",
         lambda: "npm_" + g.mixed(ALNUM, 36),
         lambda: "sk_live_" + g.mixed(ALNUM, 99),
+        lambda: "sk_test_" + g.mixed(ALNUM, 99),
+        lambda: "rk_test_" + g.mixed(ALNUM, 24),
     ]
     for make in makers:
         tokens = [make() for _ in range(n)]
@@ -278,3 +280,15 @@ def test_tokens_glued_to_each_other_are_all_found_in_one_scan(n: int) -> None:
         assert not any(t in out.text for t in tokens), out.text
         assert out.text.startswith("x_[REDACTED:")
         assert REDACTOR.redact_text(out.text).text == out.text
+
+
+@pytest.mark.parametrize("before", ["x_", "session_", "TOKEN=abc_", "X=abc_", "/tmp/x_"])
+def test_jwt_glued_after_a_name_is_redacted(before: str) -> None:
+    jwt = Gen(11).jwt()
+    text = f"{before}{jwt} done"
+    out = REDACTOR.redact_text(text)
+    assert jwt not in out.text and "eyJ" not in out.text, out.text
+    # "TOKEN=" also makes the whole value an assignment; elsewhere the name stays.
+    assert out.text.startswith(before) or before.startswith("TOKEN="), out.text
+    doc = json.dumps({"content": json.dumps({"command": f"echo {text}"})})
+    assert not _leaks(REDACTOR.redact_json(doc).text, jwt)

@@ -9,7 +9,7 @@ import json
 from collections import Counter
 
 import pytest
-from tests.redact.redact_corpus import Case, near_misses, positives
+from tests.redact.redact_corpus import ALNUM, Case, Gen, near_misses, positives
 
 from lossless.redact import CATEGORIES, Finding, Redactor, placeholder
 
@@ -128,3 +128,21 @@ def _same_shape(before: object, after: object) -> bool:
     if isinstance(before, str) and isinstance(after, str) and before != after:
         return "[REDACTED:" in after
     return before == after
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "n"),
+    [("abcdef0123456789", 32), ("ABCDEF0123456789", 32), ("abcABC", 32), ("", 5), (ALNUM, 2)],
+)
+def test_mixed_refuses_what_it_cannot_produce(alphabet: str, n: int) -> None:
+    # Without an upper, a lower and a digit (or with fewer than three
+    # characters) its loop would never end.
+    with pytest.raises(ValueError, match="mixed needs"):
+        Gen(1).mixed(alphabet, n)
+
+
+def test_mixed_has_an_upper_a_lower_and_a_digit() -> None:
+    g = Gen(1)
+    for _ in range(50):
+        s = g.mixed("aB3", 3)
+        assert sorted(s) == ["3", "B", "a"]

@@ -238,15 +238,30 @@ def test_spans_start_at_the_anchor(token: str, category: str, before: str) -> No
 @pytest.mark.parametrize(
     "token",
     [
-        _G.jwt(),
-        # Plain "sk-" (no project prefix, no "T3BlbkFJ") and Stripe test keys
-        # are the tail of words too often ("task-", "risk_test_"): the
-        # distinctive formats are found glued (tests/redact/redact_corpus.glued).
+        # Plain "sk-" (no project prefix, no "T3BlbkFJ") is the tail of words
+        # too often ("task-"): the distinctive formats are found glued
+        # (tests/redact/redact_corpus.glued).
         "sk-" + _G.mixed(ALNUM, 40),
-        "sk_test_" + _G.mixed(ALNUM, 24),
-        "rk_test_" + _G.mixed(ALNUM, 24),
     ],
 )
 def test_anchor_glued_to_a_word_is_not_a_token(token: str) -> None:
     assert find_builtin("a" + token) == []
     assert find_builtin(token) != []
+
+
+@pytest.mark.parametrize(
+    ("token", "category"),
+    [
+        (_G.jwt(), "jwt"),
+        ("sk_test_" + _G.mixed(ALNUM, 24), "stripe_key"),
+        ("rk_test_" + _G.mixed(ALNUM, 24), "stripe_key"),
+    ],
+)
+@pytest.mark.parametrize("before", ["a", "x_", "session_", "build42-"])
+def test_glued_spans_start_at_the_anchor(token: str, category: str, before: str) -> None:
+    # A JWT's whole dotted shape, a Stripe test key's random body: found glued,
+    # from the anchor on (the name stays).
+    text = f"{before}{token} and"
+    assert find_builtin(text) == [
+        detectors.Finding(len(before), len(before) + len(token), category)
+    ]

@@ -109,6 +109,14 @@ FRAGMENTS = [
     "SK",
     _G.anthropic_key(),
     "npm_" + _G.mixed(ALNUM, 36),
+    # A JWT's parts and Stripe test prefixes, found glued; "eyJ" in base64.
+    "session_",
+    "eyJ",
+    ".eyJ",
+    "eyJhbGciOiJIUzI1NiJ9.",
+    "risk_test_",
+    "sk_test_",
+    "rk_test_" + _G.mixed(ALNUM, 24),
 ]
 
 fragment_text = st.lists(

@@ -51,9 +51,10 @@ False-positive rules (what is deliberately NOT a secret):
   secret-looking names, URL passwords and PEM blocks are.
 * Text already redacted (``[REDACTED:...]``) is left alone.
 * A prefix glued to the end of a word is a token only if the format is
-  distinctive (``sk-proj-``, ``ghp_``, ``AKIA``..., not plain ``sk-``, Stripe
-  test keys, ``SK``, ``EZ``...), what follows looks random where the prefix
-  also ends words ("highs_AndLows...", "task-proj-2024-plan-v2", "pnpm_...")
+  distinctive (``sk-proj-``, ``ghp_``, ``AKIA``, a JWT's whole dotted shape
+  ..., not plain ``sk-``, ``SK``, ``EZ``...), what follows looks random where
+  the prefix also ends words ("highs_AndLows...", "task-proj-2024-plan-v2",
+  "pnpm_...", "risk_test_...")
   and what precedes is a name, not random data (a prefix inside a base64url
   blob). The name stays: ``OPENAI_KEY_[REDACTED:openai_api_key]``.
 """
@@ -343,13 +344,13 @@ def _mixed(body: str) -> bool:
 # character follows, so the next one cannot start before its end.
 #
 # Left boundary: a token character just before a prefix often means the prefix
-# is the tail of a word ("task-..." holds "sk-", "risk_test_" "sk_test_"). JWTs,
-# plain "sk-" keys and Stripe test keys keep a look-behind that rejects those,
-# placed *after* the literal (a leading one would disable the fast search).
+# is the tail of a word ("task-..." holds "sk-", "risk_test_" "sk_test_").
+# Plain "sk-" keys keep a look-behind that rejects those, placed *after* the
+# literal (a leading one would disable the fast search).
 # Every other format here has a prefix distinctive enough to be matched glued
 # to the end of a name too ("OPENAI_KEY_sk-proj-...", "AWS_KEYAKIA...",
-# "token_ghp_..."); ``_add_prefixed`` and ``_accept_glued`` then ask more of
-# such a match. The right boundary: no token character follows, or the prefix
+# "token_ghp_...", "session_eyJ..."); ``_add_prefixed`` and ``_accept_glued``
+# then ask more of such a match. The right boundary: no token character follows, or the prefix
 # of another token glued to this one (``NEXT_TOKEN``).
 _END: Final = rf"(?:(?![A-Za-z0-9_-])|(?={NEXT_TOKEN}))"
 _END_ALNUM: Final = rf"(?:(?![A-Za-z0-9])|(?={NEXT_TOKEN}))"
@@ -363,22 +364,32 @@ _G_RE: Final = re.compile(
     rf"|(?P<gitlab>lpat-[A-Za-z0-9_-]{{20,64}}){_END})"
 )
 # Glued, only the fixed prefixes: sk-ant-, sk-proj-, sk-svcacct-, sk-admin-,
-# the legacy key's "T3BlbkFJ" marker after exactly 20 characters, sk_live_.
+# the legacy key's "T3BlbkFJ" marker after exactly 20 characters, sk_live_,
+# sk_test_ (its body must then look random: "risk_test_..." is a word).
 _SK_RE: Final = re.compile(
-    r"k(?<=sk)(?:(?<![A-Za-z0-9_-]sk)|(?=-ant-|-proj-|-svcacct-|-admin-|-[A-Za-z0-9]{20}T3BlbkFJ|_live_))"
+    r"k(?<=sk)(?:(?<![A-Za-z0-9_-]sk)|(?=-ant-|-proj-|-svcacct-|-admin-|-[A-Za-z0-9]{20}T3BlbkFJ|_live_|_test_))"
     r"(?:(?P<anthropic>-ant-[A-Za-z0-9_-]{20,400})"
     r"|(?P<openai>-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400})"
     rf"|(?P<stripe>_(?:live|test)_[A-Za-z0-9]{{10,255}})){_END}"
 )
 _SK_BACK: Final = 1  # the "s" before the match
 _OPENAI_PREFIX: Final = re.compile(r"^sk-(?:proj-|svcacct-|admin-)?")
-_RK_RE: Final = re.compile(
-    rf"rk_(?:(?<![A-Za-z0-9_-]rk_)(?:live|test)|live)_[A-Za-z0-9]{{10,255}}{_END}"
-)
+_RK_RE: Final = re.compile(rf"rk_(?:live|test)_[A-Za-z0-9]{{10,255}}{_END}")
 _SLACK_RE: Final = re.compile(rf"xox[abposre]-[A-Za-z0-9-]{{10,255}}{_END}")
+# A JWT is found glued to a name too ("session_eyJ..."): its whole dotted
+# three-part shape is distinctive, though "eyJ" alone turns up in base64 data.
+# So the header's run is matched possessively and the rest is optional: where
+# the rest fails (no ".ey..." payload and signature), the match still ends at
+# the end of that run and the search goes on after it, so each "eyJ" inside
+# one run of base64url characters is not tried again (a megabyte of "eyJ"
+# repeated would otherwise cost up to 4096 characters per "eyJ"). It skips no
+# JWT the old look-behind found: a later "eyJ" in the same run meets the same
+# end of the run. Only a glued one more than 4096 characters after an "eyJ" of
+# the same run could be missed. After "." or "+" (a dotted chain, standard
+# base64) it is still no JWT.
 _JWT_RE: Final = re.compile(
-    r"J(?<=eyJ)(?<![A-Za-z0-9_.+-]eyJ)[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}"
-    r"(?![A-Za-z0-9_.+=-])"
+    r"J(?<=eyJ)(?<![.+]eyJ)[A-Za-z0-9_-]{8,4096}+"
+    r"(?P<jwt>\.ey[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,4096}(?![A-Za-z0-9_.+=-]))?"
 )
 _JWT_BACK: Final = 2  # the "ey" before the match
 
@@ -464,7 +475,10 @@ def _find_prefixed(text: str, found: list[Finding], present: frozenset[str]) -> 
             slack = Finding(m.start(), m.end(), SLACK_TOKEN)
             _add_prefixed(text, slack, body, found, glued, word_tail=False)
     for m in _matches(_JWT_RE, text) if "eyJ" in present else ():
-        found.append(Finding(m.start() - _JWT_BACK, m.end(), JWT))
+        if m["jwt"] is not None:
+            jwt = Finding(m.start() - _JWT_BACK, m.end(), JWT)
+            # Glued, the name before it must not look random (_accept_glued).
+            (glued if _glued(text, jwt.start) else found).append(jwt)
     for v in find_vendor_tokens(text, present):
         if not _low_diversity(v.body, 6) and not is_placeholder(v.body):
             # A bounded format's regex never matches glued.

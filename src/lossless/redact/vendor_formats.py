@@ -218,6 +218,7 @@ WORD_TAIL_PREFIXES: Final = frozenset({"npm_", "api_org_", "lin_api_"})
 BIG_GLUED_PREFIXES: Final = (
     *("AKIA", "ASIA", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"),
     *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk_live_", "rk_live_", "xox"),
+    *("sk_test_", "rk_test_"),
 )
 
 
