@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
@@ -50,7 +49,7 @@ def create(path: Path, build: Callable[[Path], None]) -> bool:
     left, and the caller creates the store in place.
     """
     remove_leftovers(path)
-    temporary = path.with_name(f"{path.name}{MARK}{_identity(os.getpid())}-{secrets.token_hex(4)}")
+    temporary = path.with_name(f"{path.name}{MARK}{_identity(os.getpid())}-{os.urandom(4).hex()}")
     try:
         # 0600 like the store itself (its -wal and -shm files take the
         # database file's mode); the hard link keeps the mode and owner.

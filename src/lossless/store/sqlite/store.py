@@ -39,7 +39,7 @@ from lossless.store.migrations import (
     split_statements,
 )
 from lossless.store.raw_packing import RawPacker
-from lossless.store.sqlite import creation, faults
+from lossless.store.sqlite import faults
 from lossless.store.sqlite.dag import Context, Summaries
 from lossless.store.sqlite.files import Files
 from lossless.store.sqlite.history import Conversations, Messages
@@ -199,15 +199,20 @@ class SQLiteStore:
             self._db.close()
             raise
 
+    def _created_whole(self) -> bool:
+        # Imported here: only an open that creates the store needs it, and
+        # every read command opens an existing one.
+        from lossless.store.sqlite import creation
+
+        return creation.create(self.path, self._build)
+
     def _prepare_file(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         # A new store is built whole under another name and appears at its
         # own only then (store.sqlite.creation): no opener meets it empty,
         # in rollback mode or half-migrated. A symbolic link to a file yet
         # to be made is created through, in place, as before.
-        if not self.path.exists() and (
-            os.path.lexists(self.path) or not creation.create(self.path, self._build)
-        ):
+        if not self.path.exists() and (os.path.lexists(self.path) or not self._created_whole()):
             # Created in place (no hard links here, or the build failed: the
             # open reports why), 0600 before SQLite touches it; the WAL and
             # SHM files inherit the database file's permissions.
