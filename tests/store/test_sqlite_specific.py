@@ -460,3 +460,27 @@ def test_an_update_of_context_rows_is_counted(tmp_path: Path) -> None:
         assert store.context.stats(b).items == 5
     finally:
         store.close()
+
+
+def test_a_regex_grep_over_summaries_reads_them_newest_first_without_sorting(
+    tmp_path: Path,
+) -> None:
+    # Without summaries_latest (0017) SQLite sorted every summary, its text
+    # included, in a temporary B-tree before the first could be tested; with
+    # it the scan walks the index and stops at the grep's limit. Checked
+    # without sqlite_stat1, as a store no process has closed yet is.
+    from lossless.store.sqlite.search import SUMMARIES_NEWEST_FIRST
+
+    path = tmp_path / "lcm.db"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE IF EXISTS sqlite_stat1")
+        for where, params in (("", ()), (" AND s.latest_at >= ?", ("2026-01-01",))):
+            plan = " | ".join(
+                str(r[3])
+                for r in db.execute(
+                    "EXPLAIN QUERY PLAN " + SUMMARIES_NEWEST_FIRST.format(where=where), params
+                )
+            )
+            assert "USING INDEX summaries_latest" in plan, plan
+            assert "TEMP B-TREE" not in plan, plan

@@ -95,7 +95,8 @@ def test_summaries_and_their_search_results_survive_the_upgrade(
 
     store = open_new()
     try:
-        assert max(m.version for m in store.migrations()) == BEFORE + 1
+        # 0016 ran (and whatever later migrations there are).
+        assert BEFORE + 1 in {m.version for m in store.migrations()}
         assert store.summaries.list(cid) == before
         assert _answers(store) == answers
         assert store.integrity_check() == []
