@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +52,8 @@ SUMMARIES_NEWEST_FIRST = (
     "FROM summaries s JOIN conversations c ON c.id = s.conversation_id "
     "WHERE 1=1{where} ORDER BY s.latest_at DESC, s.id DESC"
 )
+# Summaries fetched at a time by that scan (a few KiB of text each).
+_SUMMARY_BLOCK = 64
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.seq, m.role, m.created_at, c.session_id, c.project, "
@@ -348,24 +351,35 @@ class Search(Repo):
             ]
         regex = compile_user_regex(query.pattern)
         hits: list[SearchHit] = []
-        for r in self.s._q(SUMMARIES_NEWEST_FIRST.format(where=where), params):
-            if budget.spent(r["latest_at"]):
-                break
-            found = budget.search(regex, r["content"], r["latest_at"])
-            if found is None:
-                continue
-            hits.append(
-                SearchHit(
-                    kind="summary",
-                    id=r["id"],
-                    conversation_id=r["conversation_id"],
-                    role=None,
-                    created_at=r["latest_at"],
-                    snippet=snippet_around(r["content"], found.start(), found.end()),
-                    session_id=r["session_id"],
-                    project=r["project"],
-                )
-            )
-            if len(hits) >= limit:
-                break
+        # Its own connection, as the messages' scan (a scan may run its whole
+        # budget), and read a block at a time: the scan stops at its limit,
+        # so the older summaries' text is never read. The cursor is closed
+        # at once: a statement left unfinished would hold its read snapshot.
+        with (
+            self.s.reading() as db,
+            contextlib.closing(
+                db.execute(SUMMARIES_NEWEST_FIRST.format(where=where), params)
+            ) as rows_read,
+        ):
+            while len(hits) < limit and (block := rows_read.fetchmany(_SUMMARY_BLOCK)):
+                for r in block:
+                    if budget.spent(r["latest_at"]):
+                        return hits
+                    found = budget.search(regex, r["content"], r["latest_at"])
+                    if found is None:
+                        continue
+                    hits.append(
+                        SearchHit(
+                            kind="summary",
+                            id=r["id"],
+                            conversation_id=r["conversation_id"],
+                            role=None,
+                            created_at=r["latest_at"],
+                            snippet=snippet_around(r["content"], found.start(), found.end()),
+                            session_id=r["session_id"],
+                            project=r["project"],
+                        )
+                    )
+                    if len(hits) >= limit:
+                        break
         return hits
