@@ -182,7 +182,10 @@ def sqlite_rows(scratch: Path, count: int, texts: Texts, runs: int) -> list[list
     from lossless.store.sqlite import SQLiteStore
 
     rows: list[list[object]] = []
-    for label, version in (("with summaries_trigram (0015)", 15), ("without (0016)", None)):
+    for label, version in (
+        ("with summaries_trigram (0015)", 15),
+        ("today (0016 drops it; 0017 indexes latest_at)", None),
+    ):
         path = scratch / f"sqlite-{version}.db"
         with sqlite_at(version):
             store = SQLiteStore(path)
