@@ -14,17 +14,13 @@ import socket
 import uuid
 from functools import cache
 
+from lossless.process import proc_stat
+
 
 def _start_ticks(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (Linux), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after it.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    stat = proc_stat(pid)
+    return str(stat.start_ticks) if stat else None
 
 
 @cache

@@ -5,7 +5,10 @@
   hooks and offline capture take;
 - ``running_worker_pid``: whether a home's worker runs (it holds ``worker.lock``);
 - ``spawn_detached``: start a process in its own session that outlives the
-  hook that started it.
+  hook that started it;
+- ``alive`` and ``proc_stat``: whether a pid answers, and its state and start
+  time (a zombie is dead; a later start time is another process on a reused
+  pid), for whoever tells a dead holder from a live one.
 
 Imported by every hook, so its top level is stdlib only.
 """
@@ -17,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -147,6 +150,38 @@ else:
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+class ProcStat(NamedTuple):
+    """What ``/proc/<pid>/stat`` says of a process that matters here."""
+
+    state: str  # "R", "S", ..., "Z" for a dead child not yet reaped
+    start_ticks: int  # its start, in clock ticks since boot
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """The process's state and start time, or None (no such process, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after it.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if len(fields) <= 19 or not fields[19].isdigit():
+        return None
+    return ProcStat(fields[0], int(fields[19]))
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` answers ``kill 0`` (a zombie does: see ``proc_stat``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
 
 
 def ingest_lock_path(home: Path, transcript: Path) -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lossless.hook_server import wire
+from lossless.process import alive, proc_stat
 
 if TYPE_CHECKING:
     from lossless.config import Config
@@ -62,16 +63,6 @@ def read_info(home: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _live_pid(home: Path) -> int | None:
@@ -139,13 +130,10 @@ def stop(home: Path, *, wait_s: float = STOP_WAIT_S) -> int | None:
     return pid
 
 
-def _is_zombie(pid: int) -> bool | None:
+def _is_zombie(pid: int) -> bool:
     """True for a dead child not yet reaped (it still answers ``kill 0``)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return None
+    stat = proc_stat(pid)
+    return stat is not None and stat.state == "Z"
 
 
 def server_command(home: Path, *, after: int | None = None) -> list[str]:

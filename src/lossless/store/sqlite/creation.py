@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from lossless.errors import LosslessError
+from lossless.process import alive, proc_stat
 
 #: Between the store's name and the builder's pid in a temporary file's name.
 MARK = ".new-"
@@ -128,41 +129,20 @@ def _running(pid: int, start: int) -> bool:
     """Whether the process that named a temporary file ``<pid>-<start>`` still runs."""
     if pid <= 0:
         return True  # never made by this module: left alone
-    stat = _proc_stat(pid)
+    stat = proc_stat(pid)
     if stat is not None:
-        state, started = stat
         # A zombie builds nothing; a different start time is another process.
-        return state != "Z" and (start == 0 or started == start)
+        return stat.state != "Z" and (start == 0 or stat.start_ticks == start)
     if os.path.isdir("/proc/self"):
         return False  # /proc is there and lists no such process
     if os.name == "nt":
         return True  # kill(pid, 0) would send CTRL_C_EVENT there: left alone
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return alive(pid)
 
 
 def _start_ticks(pid: int) -> int | None:
-    stat = _proc_stat(pid)
-    return stat[1] if stat else None
-
-
-def _proc_stat(pid: int) -> tuple[str, int] | None:
-    """The process's state letter and start time in clock ticks since boot (Linux)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after it.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    if len(fields) <= 19 or not fields[19].isdigit():
-        return None
-    return fields[0], int(fields[19])
+    stat = proc_stat(pid)
+    return stat.start_ticks if stat else None
 
 
 def _has_log_content(file: Path) -> bool:
