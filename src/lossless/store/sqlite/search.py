@@ -61,6 +61,22 @@ _MESSAGE_COLUMNS = (
 )
 
 
+def _summary_hit(row: Any, snippet: str, rank: float = 0.0) -> SearchHit:
+    """A summary found by either search mode (``row``: a summaries row joined to
+    its conversation)."""
+    return SearchHit(
+        kind="summary",
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        role=None,
+        created_at=row["latest_at"],
+        snippet=snippet,
+        rank=rank,
+        session_id=row["session_id"],
+        project=row["project"],
+    )
+
+
 def full_text_query(pattern: str) -> str:
     """Turn a user's words into an FTS5 query: every word a quoted phrase, OR-ed.
 
@@ -336,17 +352,7 @@ class Search(Repo):
                 if len(ranked) >= limit:
                     break
             return [
-                SearchHit(
-                    kind="summary",
-                    id=r["id"],
-                    conversation_id=r["conversation_id"],
-                    role=None,
-                    created_at=r["latest_at"],
-                    snippet=one_line(lexical.shown_text(r["snip"])),
-                    rank=float(r["rank"]),
-                    session_id=r["session_id"],
-                    project=r["project"],
-                )
+                _summary_hit(r, one_line(lexical.shown_text(r["snip"])), float(r["rank"]))
                 for r in ranked.values()
             ]
         regex = compile_user_regex(query.pattern)
@@ -368,18 +374,8 @@ class Search(Repo):
                     found = budget.search(regex, r["content"], r["latest_at"])
                     if found is None:
                         continue
-                    hits.append(
-                        SearchHit(
-                            kind="summary",
-                            id=r["id"],
-                            conversation_id=r["conversation_id"],
-                            role=None,
-                            created_at=r["latest_at"],
-                            snippet=snippet_around(r["content"], found.start(), found.end()),
-                            session_id=r["session_id"],
-                            project=r["project"],
-                        )
-                    )
+                    snippet = snippet_around(r["content"], found.start(), found.end())
+                    hits.append(_summary_hit(r, snippet))
                     if len(hits) >= limit:
                         break
         return hits
