@@ -17,7 +17,6 @@ import argparse
 import os
 import sys
 import time
-import warnings
 
 import common
 
@@ -30,17 +29,11 @@ def main() -> None:
     args = parser.parse_args()
     common.print_machine()
     import psycopg
-    from tests.store.postgres_server import EmbeddedPostgres
 
     from lossless.store.postgres.connection import build_conninfo
     from lossless.store.postgres.store import PostgresStore
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = EmbeddedPostgres()
-    server.init()
-    server.start()
-    server.wait_ready()
+    server = common.start_embedded_postgres()
     figures: dict[str, list[float]] = {}
 
     def add(name: str, value: float) -> None:

@@ -23,7 +23,6 @@ import os
 import re
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import common
@@ -41,18 +40,12 @@ def main() -> None:
     sys.path.insert(0, args.src)
     common.print_machine()
     import psycopg
-    from tests.store.postgres_server import EmbeddedPostgres
 
     import lossless
     from lossless.store.postgres.store import PostgresStore
 
     print(f"lossless from {Path(lossless.__file__).parent}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = EmbeddedPostgres()
-    server.init()
-    server.start()
-    server.wait_ready()
+    server = common.start_embedded_postgres()
     rows: list[list[object]] = []
     try:
         server.admin_execute(f"CREATE ROLE owner LOGIN PASSWORD '{PASSWORD}'")

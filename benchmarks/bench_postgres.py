@@ -44,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -226,15 +225,7 @@ class _Server:
 def _start_server(url: str | None) -> Any:
     if url:
         return _Server(url)
-    from tests.store.postgres_server import EmbeddedPostgres
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = EmbeddedPostgres()
-    server.init()
-    server.start()
-    server.wait_ready()
-    return server
+    return common.start_embedded_postgres()
 
 
 def _samples(result: dict[str, Any], cls: str) -> list[float]:

@@ -36,7 +36,6 @@ import sqlite3
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -234,15 +233,7 @@ def postgres_rows(count: int, texts: Texts, runs: int) -> list[list[object]]:
 
     from lossless.store.postgres import PostgresStore
 
-    sys.path.insert(0, str(common.REPO))
-    from tests.store.postgres_server import EmbeddedPostgres
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = EmbeddedPostgres()
-    server.init()
-    server.start()
-    server.wait_ready()
+    server = common.start_embedded_postgres()
     rows: list[list[object]] = []
     try:
         for label, drop in (("with summaries_content_trgm", False), ("without (dropped)", True)):

