@@ -81,6 +81,15 @@ def last_line(home: Path) -> str:
     return hooks_log(home).splitlines()[-1]
 
 
+def assert_delivered_once(home: Path, url: str, events: int, turn: int) -> None:
+    """The last hook delivered the ``events`` captured, each once, and the
+    store then holds exactly the transcript's first ``turn`` turns."""
+    line = last_line(home)
+    assert f"outbox: {events} delivered, 0 left" in line, line
+    assert receipts(url) == captured_ever(home) == events
+    assert contents(url) == turns(turn)
+
+
 def status_json() -> dict[str, object]:
     result = subprocess.run(
         [*lcm_argv(), "status", "--json"], capture_output=True, timeout=60, check=False
@@ -136,11 +145,9 @@ def test_a_statement_timeout_on_a_live_server_is_a_store_error_captured_and_deli
 
     claude_turn(transcript, SESSION, 3)
     stop_hook(transcript)
-    line = last_line(lcm_home)
-    assert " ok " in line and "outbox: 1 delivered, 0 left" in line, line
+    assert " ok " in last_line(lcm_home)
+    assert_delivered_once(lcm_home, store_url, events=1, turn=3)
     assert outbox_pending(lcm_home) == 0
-    assert receipts(store_url) == captured_ever(lcm_home) == 1
-    assert contents(store_url) == turns(3)
     (emptied,) = check_outbox(config)
     assert emptied.status == "ok"
 
@@ -176,9 +183,7 @@ def test_a_schema_from_a_newer_lossless_is_captured_loudly_until_it_is_fixed(
         conn.execute("DELETE FROM lcm.schema_migrations WHERE name = 'from_a_newer_lossless'")
     claude_turn(transcript, SESSION, 4)
     stop_hook(transcript)
-    assert "outbox: 2 delivered, 0 left" in last_line(lcm_home)
-    assert receipts(store_url) == captured_ever(lcm_home) == 2
-    assert contents(store_url) == turns(4)
+    assert_delivered_once(lcm_home, store_url, events=2, turn=4)
 
 
 def test_a_connection_is_unavailable_only_when_the_server_cannot_be_reached(
@@ -240,9 +245,7 @@ def test_a_missing_privilege_is_a_lasting_store_error_and_nothing_is_lost(
     monkeypatch.setenv("LCM_POSTGRES_URL", store_url)
     claude_turn(transcript, SESSION, 3)
     stop_hook(transcript)
-    assert "outbox: 1 delivered, 0 left" in last_line(lcm_home)
-    assert receipts(store_url) == captured_ever(lcm_home) == 1
-    assert contents(store_url) == turns(3)
+    assert_delivered_once(lcm_home, store_url, events=1, turn=3)
 
 
 def test_a_connection_killed_mid_transaction_is_unavailable_a_timeout_is_not(
